@@ -1,0 +1,12 @@
+// ratewarden: one header for the whole C++ API.
+#pragma once
+
+#include "ratewarden/algorithms.hpp"
+#include "ratewarden/clock.hpp"
+#include "ratewarden/decision.hpp"
+#include "ratewarden/errors.hpp"
+#include "ratewarden/limiter.hpp"
+#include "ratewarden/memory_store.hpp"
+#include "ratewarden/policy.hpp"
+#include "ratewarden/store.hpp"
+#include "ratewarden/version.hpp"

@@ -1,0 +1,22 @@
+// fixed_window: a counter for a window that starts at the first hit on an empty key and lasts one period.
+#include "ratewarden/algorithms.hpp"
+
+namespace ratewarden {
+
+Outcome fixed_window(FixedWindowState& s, int64_t now, const Policy& p, int64_t cost, Mode mode) {
+  if (s.count <= 0 || now >= s.start_us + p.period_us) s = FixedWindowState{0, now};
+  Outcome out;
+  Decision& d = out.decision;
+  d.limit = p.limit;
+  d.allowed = s.count + cost <= p.limit;
+  if (d.allowed && mode == Mode::hit) s.count += cost;
+  const int64_t window_left = s.start_us + p.period_us - now;
+  d.used = s.count;
+  d.remaining = p.limit - s.count;
+  d.reset_after_us = s.count > 0 ? window_left : 0;
+  d.retry_after_us = d.allowed ? 0 : window_left;
+  out.expires_at_us = s.count > 0 ? s.start_us + p.period_us : now;
+  return out;
+}
+
+}  // namespace ratewarden

@@ -1,0 +1,93 @@
+// sliding_window: clock-aligned bucket counters; the oldest bucket is weighted by its overlap with the window, in
+// integer thousandths so that the Lua script computes the very same numbers.
+#include <algorithm>
+
+#include "ratewarden/algorithms.hpp"
+
+namespace ratewarden {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The buckets live in a ring of n + 1 slots: bucket k in slot k mod (n + 1).
+class Ring {
+ public:
+  Ring(SlidingWindowState& s, int64_t n) : s_(s), slots_(n + 1) {}
+  int64_t& at(int64_t k) { return s_.counts[slot(k)]; }
+  // Buckets before the clock's origin (k < 0) never held anything.
+  int64_t get(int64_t k) const { return k > s_.newest || k <= s_.newest - slots_ || k < 0 ? 0 : s_.counts[slot(k)]; }
+  // Moves the newest bucket forward to c, clearing the slots it passes.
+  void advance(int64_t c) {
+    if (s_.counts.empty()) {
+      s_.counts.assign(static_cast<size_t>(slots_), 0);
+      s_.newest = c;
+      return;
+    }
+    for (int64_t k = s_.newest + 1; k <= c && k <= s_.newest + slots_; ++k) at(k) = 0;
+    s_.newest = std::max(s_.newest, c);
+  }
+
+ private:
+  size_t slot(int64_t k) const { return static_cast<size_t>(k % slots_); }
+
+  SlidingWindowState& s_;
+  int64_t slots_;
+};
+
+}  // namespace
+
+Outcome sliding_window(SlidingWindowState& s, int64_t now, const Policy& p, int64_t cost, Mode mode) {
+  const int64_t n = p.buckets;
+  const int64_t w = p.bucket_width_us();
+  Ring ring(s, n);
+  if (!s.counts.empty()) now = std::max(now, s.newest * w);  // a clock that went back: not before the state
+  const int64_t c = now / w;
+  const int64_t e = now - c * w;
+  ring.advance(c);
+
+  int64_t full = 0;
+  for (int64_t k = c - n + 1; k <= c; ++k) full += ring.get(k);
+  const int64_t old = ring.get(c - n);
+  const int64_t weight = ceil_div((w - e) * 1000, w);
+  int64_t estimate = full + ceil_div(old * weight, 1000);
+
+  Outcome out;
+  Decision& d = out.decision;
+  d.limit = p.limit;
+  d.allowed = estimate + cost <= p.limit;
+  if (d.allowed && mode == Mode::hit) {
+    ring.at(c) += cost;
+    estimate += cost;
+  }
+  if (!d.allowed) {
+    for (int64_t cc = c; cc <= c + n + 1; ++cc) {
+      int64_t full2 = 0;
+      for (int64_t k = cc - n + 1; k <= cc; ++k) full2 += ring.get(k);
+      const int64_t old2 = ring.get(cc - n);
+      const int64_t r = p.limit - cost - full2;
+      if (r < 0) continue;
+      int64_t offset = 0;
+      if (old2 > 0) {
+        const int64_t q = r * 1000 / old2;
+        offset = q >= 1000 ? 0 : w - q * w / 1000;
+      }
+      if (offset >= w) continue;
+      d.retry_after_us = std::max(cc * w + offset, now) - now;
+      break;
+    }
+  }
+  int64_t newest_counted = -1;
+  for (int64_t k = c; k >= c - n; --k) {
+    if (ring.get(k) > 0) {
+      newest_counted = k;
+      break;
+    }
+  }
+  d.used = estimate;
+  d.remaining = std::max<int64_t>(0, p.limit - estimate);
+  d.reset_after_us = newest_counted < 0 ? 0 : (newest_counted + n + 1) * w - now;
+  out.expires_at_us = now + d.reset_after_us;
+  return out;
+}
+
+}  // namespace ratewarden

@@ -1,0 +1,29 @@
+// token_bucket: credit in µs of refill time (one token = interval_us), refilled lazily on every call.
+#include <algorithm>
+
+#include "ratewarden/algorithms.hpp"
+
+namespace ratewarden {
+
+Outcome token_bucket(TokenBucketState& s, int64_t now, const Policy& p, int64_t cost, Mode mode) {
+  const int64_t t = p.interval_us();
+  const int64_t cap = p.burst * t;
+  if (s.fresh) s = TokenBucketState{cap, now, false};
+  s.credit_us = std::min(cap, s.credit_us + std::max<int64_t>(0, now - s.last_us));
+  s.last_us = std::max(s.last_us, now);
+
+  const int64_t need = cost * t;
+  Outcome out;
+  Decision& d = out.decision;
+  d.limit = p.burst;
+  d.allowed = s.credit_us >= need;
+  if (d.allowed && mode == Mode::hit) s.credit_us -= need;
+  d.remaining = s.credit_us / t;
+  d.used = p.burst - d.remaining;
+  d.reset_after_us = cap - s.credit_us;
+  d.retry_after_us = d.allowed ? 0 : need - s.credit_us;
+  out.expires_at_us = now + d.reset_after_us;
+  return out;
+}
+
+}  // namespace ratewarden

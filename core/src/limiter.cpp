@@ -1,0 +1,140 @@
+#include "ratewarden/limiter.hpp"
+
+#include <algorithm>
+
+#include "ratewarden/errors.hpp"
+
+namespace ratewarden {
+namespace {
+
+// The tail of a storage key after the user key (docs/key-format.md). The optional last field keeps apart states that
+// an option changes: a burst other than the limit, a bucket count other than the default.
+std::string key_suffix(const Policy& p) {
+  std::string s = "}:";
+  s += algorithm_name(p.algorithm);
+  s += ":" + std::to_string(p.limit) + ":" + std::to_string(p.period_us / 1000);
+  if (p.uses_burst() && p.burst != p.limit) s += ":" + std::to_string(p.burst);
+  if (p.algorithm == Algorithm::sliding_window && p.buckets != kDefaultBuckets) s += ":" + std::to_string(p.buckets);
+  return s;
+}
+
+void validate_prefix(const std::string& prefix) {
+  if (prefix.empty() || prefix.size() > 256)
+    throw InvalidArgument("prefix must be 1 to 256 bytes, got " + std::to_string(prefix.size()));
+  if (prefix.find_first_of("{}") != std::string::npos)
+    throw InvalidArgument("prefix \"" + prefix + "\" must not contain '{' or '}' (they mark the cluster hash tag)");
+}
+
+// Fail-closed denials ask the client to come back soon: the store may be back by then.
+constexpr int64_t kFailClosedRetryUs = 1000000;
+
+}  // namespace
+
+OnStoreError parse_on_store_error(std::string_view name) {
+  if (name == "raise") return OnStoreError::raise;
+  if (name == "allow") return OnStoreError::allow;
+  if (name == "deny") return OnStoreError::deny;
+  throw InvalidArgument("on_store_error must be \"raise\", \"allow\" or \"deny\", got \"" +
+                        std::string(name.substr(0, 100)) + "\"");
+}
+
+Limiter::Limiter(std::string_view policy, std::shared_ptr<Store> store, LimiterOptions options)
+    : options_(std::move(options)), store_(std::move(store)) {
+  if (!store_) throw InvalidArgument("a limiter needs a store");
+  validate_prefix(options_.prefix);
+  key_head_ = options_.prefix + ":{";
+  policies_ = make_policies(parse_rates(policy), PolicyOptions{options_.algorithm, options_.burst, options_.buckets});
+  max_cost_ = policies_[0].capacity();
+  for (const Policy& p : policies_) {
+    key_suffixes_.push_back(key_suffix(p));
+    max_cost_ = std::min(max_cost_, p.capacity());
+  }
+}
+
+void Limiter::validate(std::string_view key, int64_t cost) const {
+  if (key.empty()) throw InvalidArgument("the key is empty; a key is 1 to 4096 bytes");
+  if (key.size() > kMaxKeyBytes)
+    throw InvalidArgument("the key is " + std::to_string(key.size()) + " bytes; a key is 1 to 4096 bytes");
+  if (cost < 1 || cost > max_cost_)
+    throw InvalidArgument("cost must be between 1 and " + std::to_string(max_cost_) + " (the capacity of " +
+                          describe(policies_[0]) + (policies_.size() > 1 ? " and the other rates" : "") +
+                          "), got " + std::to_string(cost));
+}
+
+std::string Limiter::storage_key(std::string_view key, size_t index) const {
+  std::string out;
+  assign_key(out, key, index);
+  return out;
+}
+
+// Reuses the string's storage: after the first call on a thread, building keys allocates nothing.
+void Limiter::assign_key(std::string& out, std::string_view key, size_t index) const {
+  out.assign(key_head_);
+  out.append(key.data(), key.size());
+  out.append(key_suffixes_[index]);
+}
+
+void Limiter::fill_keys(std::string_view key, std::vector<std::string>& keys) const {
+  keys.resize(policies_.size());
+  for (size_t i = 0; i < policies_.size(); ++i) assign_key(keys[i], key, i);
+}
+
+Decision Limiter::on_failure() const {
+  const Policy& p = policies_[0];
+  Decision d;
+  d.limit = p.capacity();
+  if (options_.on_store_error == OnStoreError::allow) {
+    // The store could not tell: report the full quota.
+    d.allowed = true;
+    d.remaining = d.limit;
+  } else {
+    d.allowed = false;
+    d.used = d.limit;
+    d.retry_after_us = d.reset_after_us = std::min(p.period_us, kFailClosedRetryUs);
+  }
+  return d;
+}
+
+Decision Limiter::decide(std::string_view key, int64_t cost, Mode mode) {
+  validate(key, cost);
+  thread_local std::vector<std::string> keys;
+  fill_keys(key, keys);
+  StoreCall call{policies_.data(), keys.data(), keys.size(), key, cost, mode};
+  try {
+    return store_->decide(call);
+  } catch (const StoreError&) {
+    if (options_.on_store_error == OnStoreError::raise) throw;
+    return on_failure();
+  }
+}
+
+Decision Limiter::hit(std::string_view key, int64_t cost) { return decide(key, cost, Mode::hit); }
+
+Decision Limiter::peek(std::string_view key, int64_t cost) { return decide(key, cost, Mode::peek); }
+
+void Limiter::reset(std::string_view key) {
+  validate(key, 1);
+  std::vector<std::string> keys;
+  fill_keys(key, keys);
+  store_->reset(keys.data(), keys.size(), key);
+}
+
+std::vector<Decision> Limiter::hit_many(const std::vector<std::string_view>& keys, int64_t cost) {
+  for (std::string_view key : keys) validate(key, cost);
+  std::vector<std::vector<std::string>> storage(keys.size());
+  std::vector<StoreCall> calls(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    fill_keys(keys[i], storage[i]);
+    calls[i] = StoreCall{policies_.data(), storage[i].data(), storage[i].size(), keys[i], cost, Mode::hit};
+  }
+  std::vector<Decision> out(keys.size());
+  try {
+    store_->decide_many(calls.data(), calls.size(), out.data());
+  } catch (const StoreError&) {
+    if (options_.on_store_error == OnStoreError::raise) throw;
+    std::fill(out.begin(), out.end(), on_failure());
+  }
+  return out;
+}
+
+}  // namespace ratewarden

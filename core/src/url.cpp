@@ -1,0 +1,116 @@
+#include "url.hpp"
+
+#include <cctype>
+
+#include "ratewarden/errors.hpp"
+
+namespace ratewarden {
+namespace {
+
+[[noreturn]] void bad_url(std::string_view text, const std::string& why) {
+  throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": " + why);
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view in, std::string_view whole) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out += in[i];
+      continue;
+    }
+    if (i + 2 >= in.size()) bad_url(whole, "a truncated %-escape");
+    int hi = hex_value(in[i + 1]), lo = hex_value(in[i + 2]);
+    if (hi < 0 || lo < 0) bad_url(whole, "a bad %-escape");
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string masked_url(std::string_view text) {
+  size_t scheme_end = text.find("://");
+  if (scheme_end == std::string_view::npos) return std::string(text.substr(0, 200));
+  size_t auth_start = scheme_end + 3;
+  size_t at = text.find('@', auth_start);
+  size_t slash = text.find_first_of("/?", auth_start);
+  if (at == std::string_view::npos || (slash != std::string_view::npos && at > slash)) return std::string(text);
+  size_t colon = text.find(':', auth_start);
+  if (colon == std::string_view::npos || colon > at) return std::string(text);
+  return std::string(text.substr(0, colon + 1)) + "***" + std::string(text.substr(at));
+}
+
+Url parse_url(std::string_view text) {
+  Url url;
+  size_t scheme_end = text.find("://");
+  if (scheme_end == std::string_view::npos || scheme_end == 0)
+    bad_url(text, "expected scheme://..., such as memory:// or redis://host:port");
+  url.scheme = std::string(text.substr(0, scheme_end));
+  std::string_view rest = text.substr(scheme_end + 3);
+
+  size_t q = rest.find('?');
+  if (q != std::string_view::npos) {
+    std::string_view query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+    while (!query.empty()) {
+      size_t amp = query.find('&');
+      std::string_view item = query.substr(0, amp);
+      query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+      if (item.empty()) continue;
+      size_t eq = item.find('=');
+      if (eq == std::string_view::npos || eq == 0) bad_url(text, "expected key=value in the query");
+      std::string key(item.substr(0, eq));
+      if (url.query.count(key)) bad_url(text, "option \"" + key + "\" given twice");
+      url.query[key] = percent_decode(item.substr(eq + 1), text);
+    }
+  }
+  size_t slash = rest.find('/');
+  if (slash != std::string_view::npos) {
+    url.path = std::string(rest.substr(slash + 1));
+    rest = rest.substr(0, slash);
+  }
+  size_t at = rest.rfind('@');
+  if (at != std::string_view::npos) {
+    std::string_view userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    size_t colon = userinfo.find(':');
+    url.user = percent_decode(userinfo.substr(0, colon), text);
+    if (colon != std::string_view::npos) {
+      url.password = percent_decode(userinfo.substr(colon + 1), text);
+      url.has_password = true;
+    }
+  }
+  url.hosts = std::string(rest);
+  return url;
+}
+
+int64_t take_int(Url& url, const std::string& name, int64_t fallback, int64_t min, int64_t max) {
+  auto it = url.query.find(name);
+  if (it == url.query.end()) return fallback;
+  const std::string value = it->second;
+  url.query.erase(it);
+  int64_t n = 0;
+  bool ok = !value.empty() && value.size() <= 18;
+  for (char c : value) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) ok = false;
+    n = n * 10 + (c - '0');
+  }
+  if (!ok || n < min || n > max)
+    throw InvalidArgument("store option " + name + "=\"" + value + "\" must be an integer between " +
+                          std::to_string(min) + " and " + std::to_string(max));
+  return n;
+}
+
+void reject_unknown_options(const Url& url, std::string_view text) {
+  if (!url.query.empty()) bad_url(text, "unknown option \"" + url.query.begin()->first + "\"");
+}
+
+}  // namespace ratewarden

@@ -1,0 +1,34 @@
+// Store URLs: scheme://[user[:password]@]host:port[,host:port...][/path][?key=value&...] (internal).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ratewarden {
+
+struct Url {
+  std::string scheme;
+  std::string user;
+  std::string password;
+  bool has_password = false;
+  std::string hosts;  // as written: "host:port[,host:port...]"
+  std::string path;   // without the leading '/'
+  std::map<std::string, std::string> query;
+};
+
+// Throws InvalidArgument. Percent-escapes are decoded in user, password and query values. Messages quote the URL
+// with its password masked.
+Url parse_url(std::string_view text);
+
+// The URL with the password replaced by "***": safe for messages and logs.
+std::string masked_url(std::string_view text);
+
+// Reads and removes query[name] as an integer in [min, max]; returns fallback when absent.
+int64_t take_int(Url& url, const std::string& name, int64_t fallback, int64_t min, int64_t max);
+// Throws InvalidArgument naming any query option no one took.
+void reject_unknown_options(const Url& url, std::string_view text);
+
+}  // namespace ratewarden

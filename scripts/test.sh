@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every test suite: the core tests in a warnings-as-errors build, again under AddressSanitizer + UndefinedBehavior-
+# Sanitizer, and the concurrency tests under ThreadSanitizer. Installs what it needs first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+jobs=$(nproc)
+
+run_suite() {  # name, build dir, ctest filter, cmake options...
+  local name=$1 dir=$2 filter=$3
+  shift 3
+  echo "== $name =="
+  cmake -S . -B "$dir" -G Ninja -DRATEWARDEN_WERROR=ON -DRATEWARDEN_BUILD_EXAMPLES=ON "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs" ${filter:+-R "$filter"}
+}
+
+run_suite "core tests" build-test "" -DCMAKE_BUILD_TYPE=Debug
+run_suite "core tests under ASan + UBSan" build-asan "" -DCMAKE_BUILD_TYPE=Debug -DRATEWARDEN_SANITIZE=ON
+run_suite "concurrency tests under TSan" build-tsan "MemoryStore|Threads" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DRATEWARDEN_TSAN=ON

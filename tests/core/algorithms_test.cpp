@@ -1,0 +1,178 @@
+// The algorithm functions on their own, with a frozen clock, plus properties checked over random traffic.
+#include <random>
+#include <variant>
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace ratewarden::testing {
+namespace {
+
+constexpr int64_t kS = 1000000;
+constexpr int64_t kT0 = 1702080000000000;
+
+Policy policy(const char* text, Algorithm a, std::optional<int64_t> burst = {}, std::optional<int32_t> buckets = {}) {
+  return make_policies(parse_rates(text), {a, burst, buckets})[0];
+}
+
+TEST(FixedWindow, WindowStartsAtFirstHit) {
+  Policy p = policy("3/10s", Algorithm::fixed_window);
+  FixedWindowState s;
+  const int64_t t = kT0 + 1234567;
+  EXPECT_TRUE(fixed_window(s, t, p, 3, Mode::hit).decision.allowed);
+  Outcome denied = fixed_window(s, t + 9 * kS, p, 1, Mode::hit);
+  EXPECT_FALSE(denied.decision.allowed);
+  EXPECT_EQ(denied.decision.retry_after_us, kS);
+  EXPECT_EQ(denied.expires_at_us, t + 10 * kS);
+  EXPECT_TRUE(fixed_window(s, t + 10 * kS, p, 1, Mode::hit).decision.allowed);
+  EXPECT_EQ(s.start_us, t + 10 * kS);
+}
+
+TEST(SlidingLog, HoldsAtMostLimitEntries) {
+  Policy p = policy("5/1s", Algorithm::sliding_log);
+  SlidingLogState s;
+  for (int64_t i = 0; i < 10000; ++i) {
+    sliding_log(s, kT0 + i * 1000, p, 1, Mode::hit);
+    ASSERT_LE(s.entries.size() - s.head, 5u);
+    ASSERT_LE(s.entries.size(), 5u + 17u + 5u) << "storage is compacted";
+  }
+}
+
+TEST(SlidingWindow, OneBucketIsTheTwoWindowApproximation) {
+  Policy p = policy("10/10s", Algorithm::sliding_window, {}, 1);
+  SlidingWindowState s;
+  EXPECT_TRUE(sliding_window(s, kT0, p, 10, Mode::hit).decision.allowed);  // previous window: 10
+  // A quarter into the next window the previous one weighs 3/4: 7.5 -> 8 counted.
+  Outcome o = sliding_window(s, kT0 + 12500000, p, 1, Mode::peek);
+  EXPECT_EQ(o.decision.used, 8);
+  EXPECT_EQ(o.decision.remaining, 2);
+  EXPECT_TRUE(sliding_window(s, kT0 + 12500000, p, 2, Mode::hit).decision.allowed);
+  EXPECT_FALSE(sliding_window(s, kT0 + 12500000, p, 1, Mode::hit).decision.allowed);
+}
+
+TEST(Gcra, BurstThenSteadyRate) {
+  Policy p = policy("10/s", Algorithm::gcra, 3);
+  GcraState s;
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(gcra(s, kT0, p, 1, Mode::hit).decision.allowed);
+  Outcome denied = gcra(s, kT0, p, 1, Mode::hit);
+  EXPECT_FALSE(denied.decision.allowed);
+  EXPECT_EQ(denied.decision.retry_after_us, 100000);
+  EXPECT_TRUE(gcra(s, kT0 + 100000, p, 1, Mode::hit).decision.allowed);
+}
+
+// Random traffic against every algorithm: after each call the state is copied, and properties are checked on it.
+using AnyState = std::variant<FixedWindowState, SlidingLogState, SlidingWindowState, TokenBucketState, GcraState>;
+
+Outcome step(AnyState& s, int64_t now, const Policy& p, int64_t cost, Mode mode) {
+  return std::visit(
+      [&](auto& st) -> Outcome {
+        using T = std::decay_t<decltype(st)>;
+        if constexpr (std::is_same_v<T, FixedWindowState>) return fixed_window(st, now, p, cost, mode);
+        if constexpr (std::is_same_v<T, SlidingLogState>) return sliding_log(st, now, p, cost, mode);
+        if constexpr (std::is_same_v<T, SlidingWindowState>) return sliding_window(st, now, p, cost, mode);
+        if constexpr (std::is_same_v<T, TokenBucketState>) return token_bucket(st, now, p, cost, mode);
+        if constexpr (std::is_same_v<T, GcraState>) return gcra(st, now, p, cost, mode);
+      },
+      s);
+}
+
+AnyState fresh(Algorithm a) {
+  switch (a) {
+    case Algorithm::fixed_window: return FixedWindowState{};
+    case Algorithm::sliding_log: return SlidingLogState{};
+    case Algorithm::sliding_window: return SlidingWindowState{};
+    case Algorithm::token_bucket: return TokenBucketState{};
+    case Algorithm::gcra: return GcraState{};
+  }
+  return GcraState{};
+}
+
+struct PropertyCase {
+  Algorithm algorithm;
+  const char* rate;
+  std::optional<int64_t> burst;
+  std::optional<int32_t> buckets;
+};
+
+class Properties : public ::testing::TestWithParam<PropertyCase> {};
+
+TEST_P(Properties, HoldOverRandomTraffic) {
+  const PropertyCase& pc = GetParam();
+  Policy p = policy(pc.rate, pc.algorithm, pc.burst, pc.buckets);
+  std::mt19937_64 rng(42);
+  AnyState s = fresh(pc.algorithm);
+  int64_t now = kT0 + 777;
+  for (int i = 0; i < 20000; ++i) {
+    now += std::uniform_int_distribution<int64_t>(0, p.period_us / 4)(rng);
+    const int64_t cost = std::uniform_int_distribution<int64_t>(1, p.capacity())(rng);
+
+    AnyState peeked = s;
+    Outcome peek = step(peeked, now, p, cost, Mode::peek);
+    Outcome hit = step(s, now, p, cost, Mode::hit);
+    // A peek says what the hit decides.
+    ASSERT_EQ(peek.decision.allowed, hit.decision.allowed);
+    ASSERT_EQ(peek.decision.retry_after_us, hit.decision.retry_after_us);
+    ASSERT_GE(hit.decision.remaining, 0);
+    ASSERT_LE(hit.decision.remaining, p.capacity());
+    ASSERT_GE(hit.decision.reset_after_us, 0);
+    if (hit.decision.allowed) {
+      ASSERT_EQ(hit.decision.retry_after_us, 0);
+      ASSERT_GT(hit.expires_at_us, now);
+      continue;
+    }
+    // A denied hit consumes nothing and changes no answer.
+    AnyState again = s;
+    ASSERT_EQ(step(again, now, p, cost, Mode::peek).decision, peek.decision);
+    // Retrying at exactly now + retry_after is allowed; one microsecond earlier is not.
+    const int64_t retry = hit.decision.retry_after_us;
+    ASSERT_GT(retry, 0);
+    AnyState later = s;
+    ASSERT_TRUE(step(later, now + retry, p, cost, Mode::peek).decision.allowed) << "i=" << i;
+    AnyState early = s;
+    ASSERT_FALSE(step(early, now + retry - 1, p, cost, Mode::peek).decision.allowed) << "i=" << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Algorithms, Properties,
+    ::testing::Values(PropertyCase{Algorithm::fixed_window, "10/s", {}, {}},
+                      PropertyCase{Algorithm::sliding_log, "10/s", {}, {}},
+                      PropertyCase{Algorithm::sliding_window, "10/s", {}, {}},
+                      PropertyCase{Algorithm::sliding_window, "17/7s", {}, 1},
+                      PropertyCase{Algorithm::sliding_window, "100/1s", {}, 7},
+                      PropertyCase{Algorithm::token_bucket, "7/minute", 3, {}},
+                      PropertyCase{Algorithm::token_bucket, "10/s", 25, {}},
+                      PropertyCase{Algorithm::gcra, "7/minute", 3, {}},
+                      PropertyCase{Algorithm::gcra, "10/s", 25, {}}));
+
+// gcra keeps one number where token_bucket keeps two; both must decide identically.
+TEST(TokenBucketAndGcra, AdmitTheSameHits) {
+  for (int64_t burst : {1, 5, 20}) {
+    Policy tb = policy("13/7s", Algorithm::token_bucket, burst);
+    Policy gc = policy("13/7s", Algorithm::gcra, burst);
+    TokenBucketState ts;
+    GcraState gs;
+    std::mt19937_64 rng(burst);
+    int64_t now = kT0;
+    for (int i = 0; i < 20000; ++i) {
+      now += std::uniform_int_distribution<int64_t>(0, 600000)(rng);
+      const int64_t cost = std::uniform_int_distribution<int64_t>(1, burst)(rng);
+      const Mode mode = i % 5 == 0 ? Mode::peek : Mode::hit;
+      ASSERT_EQ(token_bucket(ts, now, tb, cost, mode).decision, gcra(gs, now, gc, cost, mode).decision) << i;
+    }
+  }
+}
+
+TEST(CombineDecisions, ReportsTheBindingPolicy) {
+  Decision a{true, 10, 7, 1000, 0, 3}, b{true, 100, 2, 5000, 0, 98}, b2{true, 50, 2, 9000, 0, 48};
+  EXPECT_EQ(combine_decisions({a, b}), b);
+  EXPECT_EQ(combine_decisions({a, b, b2}), b);  // ties go to the first
+  Decision c{false, 10, 0, 1000, 400, 10}, d{false, 100, 0, 5000, 900, 100};
+  EXPECT_EQ(combine_decisions({a, c, d}), d);  // the longest wait
+  Decision e{false, 20, 1, 900, 900, 19};
+  EXPECT_EQ(combine_decisions({e, d}), d);  // equal waits: the lowest remaining
+}
+
+}  // namespace
+}  // namespace ratewarden::testing

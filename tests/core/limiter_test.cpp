@@ -1,0 +1,209 @@
+// The Limiter: validation, multi-policy, batch, reset, key format and store failures.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace ratewarden::testing {
+namespace {
+
+constexpr int64_t kS = 1000000;
+
+TEST(Limiter, LoginScenario) {
+  ManualClock clock;
+  Limiter limiter("5/minute", memory_store(clock));
+  for (int i = 0; i < 5; ++i) {
+    Decision d = limiter.hit("login:alice");
+    EXPECT_TRUE(d.allowed);
+    EXPECT_EQ(d.remaining, 4 - i);
+  }
+  clock.advance(20 * kS);
+  Decision sixth = limiter.hit("login:alice");
+  EXPECT_FALSE(sixth.allowed);
+  EXPECT_EQ(sixth.retry_after_us, 40 * kS);
+  EXPECT_TRUE(limiter.hit("login:bob").allowed);
+  clock.advance(40 * kS);
+  EXPECT_TRUE(limiter.hit("login:alice").allowed);
+}
+
+TEST(Limiter, RejectsBadKeysAndCosts) {
+  ManualClock clock;
+  Limiter limiter("5/minute; 3/second", memory_store(clock));
+  EXPECT_THROW(limiter.hit(""), InvalidArgument);
+  EXPECT_THROW(limiter.hit(std::string(4097, 'k')), InvalidArgument);
+  EXPECT_NO_THROW(limiter.hit(std::string(4096, 'k')));
+  EXPECT_THROW(limiter.hit("k", 0), InvalidArgument);
+  EXPECT_THROW(limiter.hit("k", -1), InvalidArgument);
+  EXPECT_THROW(limiter.hit("k", 4), InvalidArgument);  // over the smallest capacity (3)
+  EXPECT_THROW(limiter.peek("k", 0), InvalidArgument);
+  EXPECT_THROW(limiter.reset(""), InvalidArgument);
+  EXPECT_THROW(limiter.hit_many({"a", ""}), InvalidArgument);
+  try {
+    limiter.hit("k", 9);
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("between 1 and 3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Limiter, RejectsBadOptions) {
+  auto store = std::make_shared<MemoryStore>();
+  LimiterOptions braces;
+  braces.prefix = "a{b";
+  EXPECT_THROW(Limiter("1/s", store, braces), InvalidArgument);
+  LimiterOptions empty;
+  empty.prefix = "";
+  EXPECT_THROW(Limiter("1/s", store, empty), InvalidArgument);
+  EXPECT_THROW(Limiter("1/s", nullptr), InvalidArgument);
+  EXPECT_THROW(Limiter("many", store), InvalidArgument);
+  EXPECT_THROW(parse_on_store_error("ignore"), InvalidArgument);
+  EXPECT_EQ(parse_on_store_error("deny"), OnStoreError::deny);
+}
+
+TEST(Limiter, KeysAreBinarySafe) {
+  ManualClock clock;
+  Limiter limiter("1/minute", memory_store(clock));
+  const std::string a("user\0a", 6), b("user\0b", 6);
+  EXPECT_TRUE(limiter.hit(a).allowed);
+  EXPECT_TRUE(limiter.hit(b).allowed);
+  EXPECT_FALSE(limiter.hit(a).allowed);
+  EXPECT_EQ(limiter.storage_key(a, 0), std::string("rw:{user\0a}:fixed_window:1:60000", 32));
+}
+
+TEST(Limiter, StorageKeyFormat) {
+  auto store = std::make_shared<MemoryStore>();
+  LimiterOptions o;
+  o.prefix = "app";
+  o.algorithm = Algorithm::gcra;
+  EXPECT_EQ(Limiter("10/s; 100/m", store, o).storage_key("u1", 1), "app:{u1}:gcra:100:60000");
+  o.burst = 10;  // equal to the limit: the same state as the default
+  EXPECT_EQ(Limiter("10/s", store, o).storage_key("u1", 0), "app:{u1}:gcra:10:1000");
+  o.burst = 25;
+  EXPECT_EQ(Limiter("10/s", store, o).storage_key("u1", 0), "app:{u1}:gcra:10:1000:25");
+  LimiterOptions w = with_algorithm(Algorithm::sliding_window);
+  EXPECT_EQ(Limiter("10/500ms", store, w).storage_key("u", 0), "rw:{u}:sliding_window:10:500");
+  w.buckets = 4;
+  EXPECT_EQ(Limiter("10/500ms", store, w).storage_key("u", 0), "rw:{u}:sliding_window:10:500:4");
+}
+
+TEST(Limiter, LimitersWithTheSamePolicyShareState) {
+  ManualClock clock;
+  auto store = memory_store(clock);
+  Limiter a("3/minute", store), b("3/minute; 100/hour", store);
+  EXPECT_TRUE(a.hit("k", 2).allowed);
+  Decision d = b.peek("k");
+  EXPECT_EQ(d.remaining, 1);
+  LimiterOptions other;
+  other.prefix = "other";
+  EXPECT_EQ(Limiter("3/minute", store, other).peek("k").remaining, 3);
+}
+
+TEST(Limiter, MultiPolicyChargesAllOrNothing) {
+  ManualClock clock;
+  Limiter limiter("2/second; 3/minute", memory_store(clock), with_algorithm(Algorithm::sliding_log));
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  Decision per_second = limiter.hit("k");
+  EXPECT_FALSE(per_second.allowed);
+  EXPECT_EQ(per_second.limit, 2);
+  EXPECT_EQ(per_second.retry_after_us, kS);
+  clock.advance(kS);
+  Decision third = limiter.hit("k");
+  EXPECT_TRUE(third.allowed);
+  EXPECT_EQ(third.limit, 3);  // the per-minute policy now has the lowest remaining
+  EXPECT_EQ(third.remaining, 0);
+  clock.advance(kS);
+  Decision per_minute = limiter.hit("k");
+  EXPECT_FALSE(per_minute.allowed);
+  EXPECT_EQ(per_minute.retry_after_us, 58 * kS);
+  // Denied calls charged nothing: the per-second policy is untouched.
+  EXPECT_EQ(Limiter("2/second", limiter.store(), with_algorithm(Algorithm::sliding_log)).peek("k").remaining, 2);
+}
+
+TEST(Limiter, HitManyDecidesEachKey) {
+  ManualClock clock;
+  Limiter limiter("1/minute", memory_store(clock));
+  std::vector<Decision> d = limiter.hit_many({"a", "b", "a"});
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_TRUE(d[0].allowed);
+  EXPECT_TRUE(d[1].allowed);
+  EXPECT_FALSE(d[2].allowed);
+  EXPECT_TRUE(limiter.hit_many({}).empty());
+}
+
+TEST(Limiter, ResetForgetsEveryPolicy) {
+  ManualClock clock;
+  Limiter limiter("1/minute; 5/hour", memory_store(clock));
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  EXPECT_FALSE(limiter.hit("k").allowed);
+  limiter.reset("k");
+  Decision d = limiter.hit("k");
+  EXPECT_TRUE(d.allowed);
+  EXPECT_EQ(d.remaining, 0);
+  EXPECT_EQ(limiter.peek("k").used, 1);
+}
+
+// Fault injection: a store that always fails, as a broken network store would.
+class FailingStore : public Store {
+ public:
+  Decision decide(const StoreCall&) override { throw StoreError(ErrorCode::store_timeout, "timed out"); }
+  void reset(const std::string*, size_t, std::string_view) override {
+    throw StoreError(ErrorCode::store_unavailable, "down");
+  }
+  std::string describe() const override { return "failing://"; }
+};
+
+TEST(Limiter, OnStoreError) {
+  auto store = std::make_shared<FailingStore>();
+  LimiterOptions o;
+  Limiter raise("5/minute", store, o);
+  try {
+    raise.hit("k");
+    FAIL();
+  } catch (const StoreError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::store_timeout);
+  }
+  EXPECT_THROW(raise.hit_many({"a"}), StoreError);
+  EXPECT_THROW(raise.reset("k"), StoreError);
+
+  o.on_store_error = OnStoreError::allow;
+  Decision open = Limiter("5/minute", store, o).hit("k");
+  EXPECT_TRUE(open.allowed);
+  EXPECT_EQ(open.limit, 5);
+
+  o.on_store_error = OnStoreError::deny;
+  Limiter closed("5/minute", store, o);
+  Decision shut = closed.hit("k");
+  EXPECT_FALSE(shut.allowed);
+  EXPECT_EQ(shut.remaining, 0);
+  EXPECT_EQ(shut.retry_after_us, kS);
+  std::vector<Decision> many = closed.hit_many({"a", "b"});
+  EXPECT_FALSE(many[0].allowed);
+  EXPECT_FALSE(many[1].allowed);
+  // Bad input is an error whatever on_store_error says.
+  EXPECT_THROW(closed.hit(""), InvalidArgument);
+}
+
+TEST(OpenStore, ParsesMemoryUrls) {
+  EXPECT_EQ(open_store("memory://")->describe(), "memory://?max_keys=1000000&shards=256");
+  EXPECT_EQ(open_store("memory://?max_keys=1000&shards=8")->describe(), "memory://?max_keys=1000&shards=8");
+  EXPECT_EQ(open_store("memory://?max_keys=200")->describe(), "memory://?max_keys=200&shards=2");
+  for (const char* bad : {"", "memory", "memory://host", "memory://?max_keys=0", "memory://?max_keys=x",
+                          "memory://?size=5", "memory://?max_keys=5&max_keys=6", "postgres://db", "memory://?a"}) {
+    EXPECT_THROW(open_store(bad), InvalidArgument) << bad;
+  }
+}
+
+TEST(OpenStore, MasksPasswordsInErrors) {
+  try {
+    open_store("nosuch://user:s3cret@host:1");
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()).find("s3cret"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("user:***@host"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ratewarden::testing

@@ -1,0 +1,138 @@
+// The memory store: expiry, the max_keys bound, and exactness under threads.
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace ratewarden::testing {
+namespace {
+
+constexpr int64_t kS = 1000000;
+
+TEST(MemoryStore, EntriesExpireWhenTheyStopMattering) {
+  ManualClock clock;
+  auto store = memory_store(clock);
+  Limiter fixed("5/10s", store);
+  Limiter bucket("10/s", store, with_algorithm(Algorithm::gcra));
+  fixed.hit("a");
+  bucket.hit("a", 4);  // full again after 400 ms
+  EXPECT_EQ(store->size(), 2);
+  clock.advance(400000 - 1);
+  store->sweep();
+  EXPECT_EQ(store->size(), 2);
+  clock.advance(1);
+  store->sweep();
+  EXPECT_EQ(store->size(), 1);
+  clock.advance(10 * kS);
+  store->sweep();
+  EXPECT_EQ(store->size(), 0);
+}
+
+TEST(MemoryStore, PeekAndDenialsStoreNothing) {
+  ManualClock clock;
+  auto store = memory_store(clock);
+  Limiter limiter("5/10s; 1/s", store);
+  limiter.peek("a");
+  EXPECT_EQ(store->size(), 0);
+  limiter.hit("b");
+  EXPECT_EQ(store->size(), 2);
+  limiter.hit("b");  // denied by 1/s
+  EXPECT_EQ(store->size(), 2);
+}
+
+TEST(MemoryStore, BoundedByMaxKeys) {
+  ManualClock clock;
+  auto store = memory_store(clock, 1000);
+  Limiter limiter("5/minute", store);
+  for (int i = 0; i < 20000; ++i) {
+    limiter.hit("key" + std::to_string(i));
+    ASSERT_LE(store->size(), 1000);
+  }
+  EXPECT_GE(store->size(), 900);
+}
+
+TEST(MemoryStore, ExpiredEntriesGoBeforeLiveOnes) {
+  ManualClock clock;
+  MemoryStoreOptions o;
+  o.clock = clock.clock();
+  o.max_keys = 100;
+  o.shards = 1;
+  auto store = std::make_shared<MemoryStore>(o);
+  Limiter long_lived("1/hour", store), short_lived("1/s", store);
+  for (int i = 0; i < 50; ++i) long_lived.hit("old" + std::to_string(i));  // the oldest entries
+  for (int i = 0; i < 50; ++i) short_lived.hit("tmp" + std::to_string(i));
+  clock.advance(2 * kS);  // every short-lived entry has expired
+  for (int i = 0; i < 50; ++i) short_lived.hit("new" + std::to_string(i));
+  for (int i = 0; i < 50; ++i) EXPECT_FALSE(long_lived.hit("old" + std::to_string(i)).allowed) << i;
+}
+
+TEST(MemoryStore, EvictsTheLeastRecentlyChargedWhenNothingExpired) {
+  ManualClock clock;
+  MemoryStoreOptions o;
+  o.clock = clock.clock();
+  o.max_keys = 3;
+  o.shards = 1;
+  auto store = std::make_shared<MemoryStore>(o);
+  Limiter limiter("2/hour", store);
+  limiter.hit("a");
+  limiter.hit("b");
+  limiter.hit("c");
+  limiter.hit("a");  // a is now the most recent
+  limiter.hit("d");  // evicts b
+  EXPECT_EQ(limiter.peek("a").remaining, 0);
+  EXPECT_EQ(limiter.peek("b").remaining, 2);
+  EXPECT_EQ(limiter.peek("c").remaining, 1);
+}
+
+struct Hammer {
+  Algorithm algorithm;
+  const char* rate;
+};
+
+class ThreadsOnOneKey : public ::testing::TestWithParam<Hammer> {};
+
+// Real clock, 8 threads: the exact algorithms admit exactly `limit` (the periods are too long to refill meanwhile).
+TEST_P(ThreadsOnOneKey, AdmitExactlyTheLimit) {
+  Limiter limiter(GetParam().rate, std::make_shared<MemoryStore>(), with_algorithm(GetParam().algorithm));
+  std::atomic<int64_t> allowed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i)
+        if (limiter.hit("hot").allowed) allowed.fetch_add(1);
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(allowed.load(), 1000);
+}
+
+INSTANTIATE_TEST_SUITE_P(Exact, ThreadsOnOneKey,
+                         ::testing::Values(Hammer{Algorithm::fixed_window, "1000/hour"},
+                                           Hammer{Algorithm::sliding_log, "1000/hour"},
+                                           Hammer{Algorithm::token_bucket, "1000 per 1000 hours"},
+                                           Hammer{Algorithm::gcra, "1000 per 1000 hours"}));
+
+TEST(MemoryStore, ThreadsOnManyKeysStayConsistent) {
+  auto store = std::make_shared<MemoryStore>(MemoryStoreOptions{5000, 16, {}});
+  Limiter limiter("3/hour; 10/day", store, with_algorithm(Algorithm::sliding_window));
+  std::vector<std::thread> threads;
+  std::atomic<int64_t> allowed{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5000; ++i) {
+        if (limiter.hit("k" + std::to_string((i * 7 + t) % 500)).allowed) allowed.fetch_add(1);
+        if (i % 100 == 0) store->sweep();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(allowed.load(), 500 * 3);
+  EXPECT_LE(store->size(), 5000);
+}
+
+}  // namespace
+}  // namespace ratewarden::testing

@@ -1,0 +1,41 @@
+// Helpers shared by the core test suites.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "ratewarden/ratewarden.hpp"
+
+namespace ratewarden::testing {
+
+// A clock that only moves when told to.
+class ManualClock {
+ public:
+  explicit ManualClock(int64_t start_us = 1702080000000000) : now_(std::make_shared<std::atomic<int64_t>>(start_us)) {}
+  Clock clock() const {
+    auto now = now_;
+    return [now] { return now->load(); };
+  }
+  int64_t now() const { return now_->load(); }
+  void set(int64_t us) { now_->store(us); }
+  void advance(int64_t us) { now_->fetch_add(us); }
+
+ private:
+  std::shared_ptr<std::atomic<int64_t>> now_;
+};
+
+inline std::shared_ptr<MemoryStore> memory_store(const ManualClock& clock, int64_t max_keys = 1000000) {
+  MemoryStoreOptions options;
+  options.clock = clock.clock();
+  options.max_keys = max_keys;
+  return std::make_shared<MemoryStore>(options);
+}
+
+inline LimiterOptions with_algorithm(Algorithm algorithm) {
+  LimiterOptions options;
+  options.algorithm = algorithm;
+  return options;
+}
+
+}  // namespace ratewarden::testing
