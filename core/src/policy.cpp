@@ -68,8 +68,9 @@ std::vector<Policy> make_policies(const std::vector<Rate>& rates, const PolicyOp
     p.buckets = options.algorithm == Algorithm::sliding_window ? options.buckets.value_or(kDefaultBuckets) : 0;
     if (p.uses_burst() && p.burst > kMaxToleranceUs / p.interval_us())
       throw InvalidArgument("burst x period / limit is too large for " + describe(p) + " (at most 2^50 µs)");
-    if (p.algorithm == Algorithm::sliding_window && p.bucket_width_us() < 1)
-      throw InvalidArgument("buckets (" + std::to_string(p.buckets) + ") exceeds the period in µs");
+    if (p.algorithm == Algorithm::sliding_window && p.bucket_width_us() > kMaxBucketWidthUs)
+      throw InvalidArgument("sliding_window buckets of " + describe(p) + " would be over 104 days wide; use more "
+                            "buckets (" + std::to_string(p.buckets) + " now) or another algorithm");
     policies.push_back(p);
   }
   return policies;

@@ -103,6 +103,10 @@ TEST(MakePolicies, RejectsValuesOutOfRange) {
   // burst x interval over 2^50 µs: a million-token burst of one token a day.
   EXPECT_THROW(policies("1/day", {Algorithm::token_bucket, 1000000000, std::nullopt}), InvalidArgument);
   EXPECT_NO_THROW(policies("1000000000/3650d", {Algorithm::gcra, std::nullopt, std::nullopt}));
+  // sliding_window buckets at most ~104 days wide (exact integer weights in Lua too).
+  EXPECT_THROW(policies("5/3650d", {Algorithm::sliding_window, std::nullopt, std::nullopt}), InvalidArgument);
+  EXPECT_NO_THROW(policies("5/1040d", {Algorithm::sliding_window, std::nullopt, std::nullopt}));
+  EXPECT_NO_THROW(policies("5/3650d", {Algorithm::sliding_window, std::nullopt, 100}));
 }
 
 TEST(Describe, IsAPolicyString) {

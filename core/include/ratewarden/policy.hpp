@@ -31,6 +31,8 @@ inline constexpr int64_t kMaxPeriodUs = 3650LL * 86400 * 1000000;
 inline constexpr int32_t kMaxBuckets = 1000;
 inline constexpr int32_t kDefaultBuckets = 10;
 inline constexpr int64_t kMaxToleranceUs = int64_t{1} << 50;
+// sliding_window weighs the oldest bucket in thousandths of its width: width * 1000 stays below 2^53 (~104 days).
+inline constexpr int64_t kMaxBucketWidthUs = (int64_t{1} << 53) / 1000;
 
 // A validated policy: everything an algorithm needs. Build it with make_policy.
 struct Policy {

@@ -60,9 +60,10 @@ Outcome sliding_window(SlidingWindowState& s, int64_t now, const Policy& p, int6
     estimate += cost;
   }
   if (!d.allowed) {
+    // full2: the buckets cc - n + 1 .. cc, slid along with cc.
+    int64_t full2 = full;
     for (int64_t cc = c; cc <= c + n + 1; ++cc) {
-      int64_t full2 = 0;
-      for (int64_t k = cc - n + 1; k <= cc; ++k) full2 += ring.get(k);
+      if (cc > c) full2 += ring.get(cc) - ring.get(cc - n);
       const int64_t old2 = ring.get(cc - n);
       const int64_t r = p.limit - cost - full2;
       if (r < 0) continue;
