@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test suite: the core tests in a warnings-as-errors build, again under AddressSanitizer + UndefinedBehavior-
-# Sanitizer, and the concurrency tests under ThreadSanitizer. Installs what it needs first.
+# Every test suite: the core and Redis tests (against real redis-server processes the tests start) in a
+# warnings-as-errors build, again under AddressSanitizer + UndefinedBehaviorSanitizer, and the concurrency and
+# failure tests under ThreadSanitizer. Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,5 +19,5 @@ run_suite() {  # name, build dir, ctest filter, cmake options...
 
 run_suite "core tests" build-test "" -DCMAKE_BUILD_TYPE=Debug
 run_suite "core tests under ASan + UBSan" build-asan "" -DCMAKE_BUILD_TYPE=Debug -DRATEWARDEN_SANITIZE=ON
-run_suite "concurrency tests under TSan" build-tsan "MemoryStore|Threads" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+run_suite "concurrency tests under TSan" build-tsan "MemoryStore|Threads|AcrossProcesses|ScriptFlush|RedisFailures" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRATEWARDEN_TSAN=ON

@@ -18,13 +18,6 @@ std::string key_suffix(const Policy& p) {
   return s;
 }
 
-void validate_prefix(const std::string& prefix) {
-  if (prefix.empty() || prefix.size() > 256)
-    throw InvalidArgument("prefix must be 1 to 256 bytes, got " + std::to_string(prefix.size()));
-  if (prefix.find_first_of("{}") != std::string::npos)
-    throw InvalidArgument("prefix \"" + prefix + "\" must not contain '{' or '}' (they mark the cluster hash tag)");
-}
-
 // Fail-closed denials ask the client to come back soon: the store may be back by then.
 constexpr int64_t kFailClosedRetryUs = 1000000;
 
@@ -41,8 +34,9 @@ OnStoreError parse_on_store_error(std::string_view name) {
 Limiter::Limiter(std::string_view policy, std::shared_ptr<Store> store, LimiterOptions options)
     : options_(std::move(options)), store_(std::move(store)) {
   if (!store_) throw InvalidArgument("a limiter needs a store");
-  validate_prefix(options_.prefix);
-  key_head_ = options_.prefix + ":{";
+  if (!options_.prefix) options_.prefix = store_->key_prefix();
+  validate_key_prefix(*options_.prefix);
+  key_head_ = *options_.prefix + ":{";
   policies_ = make_policies(parse_rates(policy), PolicyOptions{options_.algorithm, options_.burst, options_.buckets});
   max_cost_ = policies_[0].capacity();
   for (const Policy& p : policies_) {

@@ -3,6 +3,8 @@
 
 #include "ratewarden/errors.hpp"
 #include "ratewarden/memory_store.hpp"
+#include "ratewarden/redis_store.hpp"
+#include "redis/redis_url.hpp"
 #include "url.hpp"
 
 namespace ratewarden {
@@ -11,8 +13,21 @@ void Store::decide_many(const StoreCall* calls, size_t n, Decision* out) {
   for (size_t i = 0; i < n; ++i) out[i] = decide(calls[i]);
 }
 
-std::shared_ptr<Store> open_store(std::string_view text) {
-  Url url = parse_url(text);
+void validate_key_prefix(const std::string& prefix) {
+  if (prefix.empty() || prefix.size() > 256)
+    throw InvalidArgument("prefix must be 1 to 256 bytes, got " + std::to_string(prefix.size()));
+  if (prefix.find_first_of("{}") != std::string::npos)
+    throw InvalidArgument("prefix \"" + prefix + "\" must not contain '{' or '}' (they mark the cluster hash tag)");
+}
+
+void Store::set_key_prefix(std::string prefix) {
+  validate_key_prefix(prefix);
+  key_prefix_ = std::move(prefix);
+}
+
+namespace {
+
+std::shared_ptr<Store> open_scheme(Url& url, std::string_view text) {
   if (url.scheme == "memory") {
     if (!url.hosts.empty() || !url.path.empty() || !url.user.empty())
       throw InvalidArgument("invalid store URL \"" + masked_url(text) +
@@ -23,7 +38,24 @@ std::shared_ptr<Store> open_store(std::string_view text) {
     reject_unknown_options(url, text);
     return std::make_shared<MemoryStore>(options);
   }
-  throw InvalidArgument("unsupported store URL \"" + masked_url(text) + "\": expected memory://");
+  if (url.scheme == "redis") {
+    RedisStoreOptions options = redis_options_from_url(url, text);
+    reject_unknown_options(url, text);
+    return std::make_shared<RedisStore>(options);
+  }
+  throw InvalidArgument("unsupported store URL \"" + masked_url(text) + "\": expected memory:// or redis://");
+}
+
+}  // namespace
+
+std::shared_ptr<Store> open_store(std::string_view text) {
+  Url url = parse_url(text);
+  auto prefix = url.query.find("prefix");
+  std::string key_prefix = prefix == url.query.end() ? "rw" : prefix->second;
+  if (prefix != url.query.end()) url.query.erase(prefix);
+  std::shared_ptr<Store> store = open_scheme(url, text);
+  store->set_key_prefix(key_prefix);
+  return store;
 }
 
 }  // namespace ratewarden

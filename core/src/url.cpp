@@ -109,6 +109,23 @@ int64_t take_int(Url& url, const std::string& name, int64_t fallback, int64_t mi
   return n;
 }
 
+int64_t take_duration_us(Url& url, const std::string& name, int64_t fallback_us) {
+  auto it = url.query.find(name);
+  if (it == url.query.end()) return fallback_us;
+  const std::string value = it->second;
+  url.query.erase(it);
+  size_t digits = 0;
+  int64_t n = 0;
+  while (digits < value.size() && digits < 10 && std::isdigit(static_cast<unsigned char>(value[digits])))
+    n = n * 10 + (value[digits++] - '0');
+  const std::string unit = value.substr(digits);
+  const int64_t scale = unit == "us" ? 1 : unit.empty() || unit == "ms" ? 1000 : unit == "s" ? 1000000 : 0;
+  if (digits == 0 || scale == 0 || n * scale < 1000 || n * scale > 3600LL * 1000000)
+    throw InvalidArgument("store option " + name + "=\"" + value +
+                          "\" must be a duration between 1ms and 1h, such as 50ms or 2s");
+  return n * scale;
+}
+
 void reject_unknown_options(const Url& url, std::string_view text) {
   if (!url.query.empty()) bad_url(text, "unknown option \"" + url.query.begin()->first + "\"");
 }

@@ -28,6 +28,8 @@ std::string masked_url(std::string_view text);
 
 // Reads and removes query[name] as an integer in [min, max]; returns fallback when absent.
 int64_t take_int(Url& url, const std::string& name, int64_t fallback, int64_t min, int64_t max);
+// Reads and removes query[name] as a duration: "250ms", "2s", "1500us"; a bare number is milliseconds.
+int64_t take_duration_us(Url& url, const std::string& name, int64_t fallback_us);
 // Throws InvalidArgument naming any query option no one took.
 void reject_unknown_options(const Url& url, std::string_view text);
 

@@ -25,7 +25,7 @@ struct LimiterOptions {
   Algorithm algorithm = Algorithm::fixed_window;
   std::optional<int64_t> burst;
   std::optional<int32_t> buckets;
-  std::string prefix = "rw";
+  std::optional<std::string> prefix;  // default: the store's key_prefix() ("rw")
   OnStoreError on_store_error = OnStoreError::raise;
 };
 

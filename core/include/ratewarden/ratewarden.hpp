@@ -8,5 +8,6 @@
 #include "ratewarden/limiter.hpp"
 #include "ratewarden/memory_store.hpp"
 #include "ratewarden/policy.hpp"
+#include "ratewarden/redis_store.hpp"
 #include "ratewarden/store.hpp"
 #include "ratewarden/version.hpp"

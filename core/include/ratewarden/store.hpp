@@ -35,9 +35,23 @@ class Store {
   virtual void reset(const std::string* keys, size_t count, std::string_view tag) = 0;
   // The store's URL with any password masked: safe to log.
   virtual std::string describe() const = 0;
+
+  // The key prefix of limiters that do not set their own (default "rw"; "?prefix=" in the store URL).
+  const std::string& key_prefix() const { return key_prefix_; }
+  // Throws InvalidArgument for a prefix the key format cannot hold (docs/key-format.md).
+  void set_key_prefix(std::string prefix);
+
+ private:
+  std::string key_prefix_ = "rw";
 };
 
-// Opens a store from its URL: "memory://[?max_keys=N&shards=N]". Throws InvalidArgument for a bad URL.
+// Throws InvalidArgument unless `prefix` is 1 to 256 bytes without '{' or '}'.
+void validate_key_prefix(const std::string& prefix);
+
+// Opens a store from its URL (throws InvalidArgument for a bad one):
+//   memory://[?max_keys=N&shards=N]
+//   redis://[user[:password]@]host[:port][/db][?timeout=1s&connect_timeout=1s&pool=4]
+// Every scheme also takes ?prefix=P, the store's key_prefix.
 std::shared_ptr<Store> open_store(std::string_view url);
 
 }  // namespace ratewarden

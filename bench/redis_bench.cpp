@@ -1,0 +1,171 @@
+// Redis store throughput at concurrency 1, 16 and 64, against redis-benchmark running the same script with EVALSHA
+// at the same concurrency, in the same run. Starts its own redis-server on a free loopback port unless REDIS_URL
+// is set. Prints a table with the ratios.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <hiredis/hiredis.h>
+
+#include "ratewarden/ratewarden.hpp"
+#include "redis/scripts.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kSeconds = 2.0;
+constexpr int kRounds = 5;
+constexpr int kKeys = 100000;
+const char* kPolicy = "1000000000/hour";  // everything is allowed: every call writes
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Decisions per second with `threads` callers, each hitting random keys for kSeconds.
+double ratewarden_rate(ratewarden::Limiter& limiter, int threads) {
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> total{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      uint64_t x = 88172645463325252ull + static_cast<uint64_t>(t);
+      int64_t n = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        limiter.hit("bench" + std::to_string(x % kKeys));
+        ++n;
+      }
+      total += n;
+    });
+  }
+  auto t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(kSeconds));
+  stop = true;
+  for (auto& w : workers) w.join();
+  return static_cast<double>(total) / std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// redis-benchmark with the same EVALSHA call (same script, same argument shape, random keys), same concurrency.
+double redis_benchmark_rate(const std::string& host, int port, int clients, const ratewarden::Limiter& limiter) {
+  const auto& p = limiter.policies()[0];
+  const std::string key = limiter.storage_key("bench__rand_int__", 0);
+  const int64_t requests = clients == 1 ? 30000 : 100000;
+  std::string cmd = "redis-benchmark -h " + host + " -p " + std::to_string(port) + " -c " + std::to_string(clients) +
+                    " -n " + std::to_string(requests) + " -r " + std::to_string(kKeys) + " --csv EVALSHA " +
+                    ratewarden::lua_script(p.algorithm).sha + " 1 '" + key + "' 1 1 '' " + std::to_string(p.limit) +
+                    " " + std::to_string(p.period_us) + " 0 2>/dev/null";
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (f == nullptr) return 0;
+  char line[512];
+  double rps = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    // "EVALSHA ...","12345.67",...
+    std::string s(line);
+    size_t comma = s.find("\",\"");
+    if (s.rfind("\"EVALSHA", 0) == 0 && comma != std::string::npos) rps = std::atof(s.c_str() + comma + 3);
+  }
+  ::pclose(f);
+  return rps;
+}
+
+// One caller sending the same EVALSHA with plain blocking hiredis: the raw round trip, no library around it.
+double raw_round_trip_us(const std::string& host, int port, const ratewarden::Limiter& limiter) {
+  redisContext* c = redisConnect(host.c_str(), port);
+  if (c == nullptr || c->err) return 0;
+  const auto& p = limiter.policies()[0];
+  const std::string sha = ratewarden::lua_script(p.algorithm).sha, limit = std::to_string(p.limit),
+                    period = std::to_string(p.period_us);
+  int64_t n = 0;
+  auto t0 = Clock::now();
+  std::string key;
+  while (Clock::now() - t0 < std::chrono::duration<double>(kSeconds)) {
+    key = limiter.storage_key("bench" + std::to_string(n % kKeys), 0);
+    const char* argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), "1", "1", "", limit.c_str(), period.c_str(), "0"};
+    freeReplyObject(redisCommandArgv(c, 10, argv, nullptr));
+    ++n;
+  }
+  const double us = 1e6 * std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n);
+  redisFree(c);
+  return us;
+}
+
+}  // namespace
+
+int main() {
+  std::string host = "127.0.0.1";
+  int port = 0;
+  pid_t server = -1;
+  if (const char* url = std::getenv("REDIS_URL")) {
+    std::string u = url;  // redis://host:port
+    size_t colon = u.rfind(':');
+    host = u.substr(8, colon - 8);
+    port = std::atoi(u.c_str() + colon + 1);
+  } else {
+    port = free_port();
+    server = ::fork();
+    if (server == 0) {
+      ::freopen("/dev/null", "w", stdout);
+      ::execlp("redis-server", "redis-server", "--port", std::to_string(port).c_str(), "--bind", "127.0.0.1",
+               "--save", "", "--appendonly", "no", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+
+  auto store = ratewarden::open_store("redis://" + host + ":" + std::to_string(port));
+  ratewarden::Limiter limiter(kPolicy, store);
+  limiter.hit("warmup");  // loads the script (NOSCRIPT -> EVAL), so redis-benchmark's EVALSHA finds it
+
+  std::printf("%-12s %16s %16s %8s %14s\n", "concurrency", "ratewarden/s", "redis-bench/s", "ratio", "latency us");
+  // Medians of interleaved rounds: the machine is shared by the server, the callers and redis-benchmark.
+  for (int c : {1, 16, 64}) {
+    std::vector<double> ours, raw;
+    for (int round = 0; round < kRounds; ++round) {
+      ours.push_back(ratewarden_rate(limiter, c));
+      raw.push_back(redis_benchmark_rate(host, port, c, limiter));
+    }
+    const double o = median(ours), r = median(raw);
+    std::printf("%-12d %16.0f %16.0f %8.2f %14.1f\n", c, o, r, r > 0 ? o / r : 0.0, 1e6 * c / o);
+  }
+  std::vector<double> ours, raw;
+  for (int round = 0; round < kRounds; ++round) {
+    ours.push_back(1e6 / ratewarden_rate(limiter, 1));
+    raw.push_back(raw_round_trip_us(host, port, limiter));
+  }
+  std::printf("\nsingle caller: Limiter::hit %.1f us, raw hiredis EVALSHA round trip %.1f us: %.2fx (target <= 1.3)\n",
+              median(ours), median(raw), median(ours) / median(raw));
+  std::printf("\nratio = ratewarden decisions/s over redis-benchmark EVALSHA/s of the same script (target >= 0.8 at 16"
+              " and 64;\nat 1 it is the inverse of the latency ratio: target >= 1/1.3 = 0.77)\n");
+  if (server > 0) {
+    ::kill(server, SIGTERM);
+    ::waitpid(server, nullptr, 0);
+  }
+  return 0;
+}

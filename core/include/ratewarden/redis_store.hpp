@@ -1,0 +1,54 @@
+// redis://[user:password@]host:port[/db][?timeout=..&connect_timeout=..&pool=..&prefix=..] — the shared store.
+//
+// Every decision is one EVALSHA of the algorithm's Lua script: atomic, one round trip, time from the server's
+// clock. Concurrent decisions are pipelined onto a small pool of connections.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ratewarden/clock.hpp"
+#include "ratewarden/store.hpp"
+
+namespace ratewarden {
+
+struct RedisStoreOptions {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  std::string user;      // ACL user (Redis 6+); empty for the default user
+  std::string password;  // AUTH when set (or when has_password: an empty password is still sent)
+  bool has_password = false;
+  int db = 0;
+  int64_t connect_timeout_us = 1000000;
+  int64_t timeout_us = 1000000;  // per command batch: no call waits longer for the server
+  int pool = 4;                  // connections
+  // Tests only: pass this clock's time to the scripts instead of the server's TIME.
+  Clock clock;
+};
+
+class RedisConnection;
+struct RedisEndpoint;
+
+class RedisStore final : public Store {
+ public:
+  explicit RedisStore(RedisStoreOptions options);
+  ~RedisStore() override;
+
+  Decision decide(const StoreCall& call) override;
+  void decide_many(const StoreCall* calls, size_t n, Decision* out) override;
+  void reset(const std::string* keys, size_t count, std::string_view tag) override;
+  std::string describe() const override;
+
+ private:
+  RedisConnection& next_connection();
+
+  RedisStoreOptions options_;
+  std::unique_ptr<RedisEndpoint> endpoint_;
+  std::vector<std::unique_ptr<RedisConnection>> pool_;
+  std::atomic<uint32_t> next_{0};
+};
+
+}  // namespace ratewarden

@@ -1,0 +1,46 @@
+-- ratewarden: shared helpers and argument parsing. The build concatenates prelude.lua .. <algorithm>.lua ..
+-- driver.lua into one script per algorithm; the decisions mirror core/src/algorithms/*.cpp (docs/algorithms.md).
+--
+-- KEYS[i]: the storage key of policy i (docs/key-format.md), all with the same {hash tag}.
+-- ARGV[1] = cost, ARGV[2] = "1" hit / "0" peek, ARGV[3] = now in µs, or "" for the server's TIME;
+-- then per policy i: ARGV[3i+1] = limit, ARGV[3i+2] = period in µs, ARGV[3i+3] = extra (the burst for
+-- token_bucket/gcra, the bucket count for sliding_window, 0 otherwise).
+-- Returns {allowed (1/0), limit, remaining, reset_after, retry_after, used} of the combined decision.
+--
+-- Numbers are doubles here: every value stays an integer below 2^53, so +, -, * and comparisons are exact.
+-- Numbers are passed to redis.call only as strings (fmt), since Redis may print large doubles in exponent form.
+
+local function fmt(x)
+  return string.format('%d', x)
+end
+
+-- C++ int64 division (truncates toward zero), for b > 0; exact while a < 2^53.
+local function idiv(a, b)
+  if a >= 0 then return math.floor(a / b) end
+  return -math.floor(-a / b)
+end
+
+-- The TTL (ms, as a string) that keeps a state until expires_at, rounded up; nil when it has already expired.
+local function ttl_ms(now, expires_at)
+  if expires_at <= now then return nil end
+  return fmt(math.floor((expires_at - now + 999) / 1000))
+end
+
+local n = #KEYS
+local cost = tonumber(ARGV[1])
+local hit = ARGV[2] == '1'
+-- TIME is read before any write (allowed since Redis 5 with effects replication, the only mode of Redis 7).
+local now = tonumber(ARGV[3])
+if ARGV[3] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+if n == 0 or #ARGV ~= 3 + 3 * n or not cost or not now then
+  return redis.error_reply('ERR ratewarden: expected 1+ keys, then cost, mode, now and 3 values per key')
+end
+
+local policies = {}
+for i = 1, n do
+  local j = 3 * i
+  policies[i] = {limit = tonumber(ARGV[j + 1]), period = tonumber(ARGV[j + 2]), extra = tonumber(ARGV[j + 3])}
+end

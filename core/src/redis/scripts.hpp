@@ -1,0 +1,17 @@
+// The Lua scripts, embedded at build time from core/src/lua/ (internal).
+#pragma once
+
+#include <string>
+
+#include "ratewarden/policy.hpp"
+
+namespace ratewarden {
+
+struct LuaScript {
+  std::string body;
+  std::string sha;  // what EVALSHA calls it
+};
+
+const LuaScript& lua_script(Algorithm algorithm);
+
+}  // namespace ratewarden

@@ -1,0 +1,391 @@
+// The Redis store against real redis-server processes on loopback (started and stopped by the tests).
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "conformance.hpp"
+#include "redis_server.hpp"
+#include "test_support.hpp"
+
+namespace ratewarden::testing {
+namespace {
+
+using Ms = std::chrono::milliseconds;
+constexpr int64_t kS = 1000000;
+
+RedisServer& server() {
+  static RedisServer s;
+  return s;
+}
+
+std::shared_ptr<Store> redis(const std::string& query = "") { return open_store(server().url() + query); }
+
+std::shared_ptr<Store> redis_with_clock(const ManualClock& clock) {
+  RedisStoreOptions o;
+  o.port = server().port();
+  o.clock = clock.clock();
+  return std::make_shared<RedisStore>(o);
+}
+
+template <class F>
+int64_t elapsed_ms(F&& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration_cast<Ms>(std::chrono::steady_clock::now() - t0).count();
+}
+
+class RedisConformance : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(RedisConformance, MatchesTheVectors) {
+  ManualClock clock;
+  run_conformance_case(GetParam(), redis_with_clock(clock), [&](int64_t now) { clock.set(now); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, RedisConformance, ::testing::ValuesIn(conformance_cases()),
+                         conformance_case_name);
+
+TEST(RedisStore, UsesTheServerClockByDefault) {
+  Limiter limiter("2/minute", redis());
+  limiter.reset("clock");
+  Decision d = limiter.hit("clock");
+  EXPECT_TRUE(d.allowed);
+  EXPECT_EQ(d.reset_after_us, 60 * kS);
+  limiter.hit("clock");
+  Decision denied = limiter.hit("clock");
+  EXPECT_FALSE(denied.allowed);
+  EXPECT_GT(denied.retry_after_us, 59 * kS);
+  EXPECT_LE(denied.retry_after_us, 60 * kS);
+}
+
+TEST(RedisStore, KeysOfAnyBytesStayInTheirPlace) {
+  Limiter limiter("1/minute", redis("?prefix=bin"));
+  const std::string nasty("a\0}{']]--\r\n\"end", 16);
+  limiter.reset(nasty);
+  EXPECT_TRUE(limiter.hit(nasty).allowed);
+  EXPECT_FALSE(limiter.hit(nasty).allowed);
+  EXPECT_TRUE(limiter.hit(std::string("a\0}", 3)).allowed);
+  EXPECT_EQ(server().command({"EXISTS", limiter.storage_key(nasty, 0)}), "1");
+  EXPECT_EQ(server().command({"TYPE", limiter.storage_key(nasty, 0)}), "hash");
+}
+
+TEST(RedisStore, HitManyIsOnePipeline) {
+  Limiter limiter("2/minute", redis("?prefix=many"));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 300; ++i) keys.push_back("k" + std::to_string(i % 100));
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  for (int i = 0; i < 100; ++i) limiter.reset(keys[i]);
+  std::vector<Decision> d = limiter.hit_many(views);
+  for (int i = 0; i < 300; ++i) EXPECT_EQ(d[i].allowed, i < 200) << i;
+}
+
+// Every key written carries a TTL no longer than its algorithm needs.
+TEST(RedisStore, EveryKeyHasABoundedTtl) {
+  server().command({"FLUSHALL"});
+  struct Case {
+    Algorithm algorithm;
+    const char* rate;
+    int64_t max_ttl_ms;
+  };
+  const Case cases[] = {{Algorithm::fixed_window, "5/10s", 10000},     {Algorithm::sliding_log, "5/10s", 10000},
+                        {Algorithm::sliding_window, "5/10s", 11000},   {Algorithm::token_bucket, "5/10s", 10000},
+                        {Algorithm::gcra, "5/10s", 10000}};
+  auto store = redis("?prefix=ttl");
+  for (const Case& c : cases) {
+    Limiter limiter(c.rate, store, with_algorithm(c.algorithm));
+    for (int i = 0; i < 40; ++i) {
+      limiter.hit("user" + std::to_string(i % 7), 1 + i % 3);
+      limiter.peek("peek-only" + std::to_string(i));
+    }
+  }
+  std::string cursor = "0";
+  int keys = 0;
+  do {
+    std::string reply = server().command({"SCAN", cursor, "COUNT", "1000"});
+    std::istringstream lines(reply);
+    std::getline(lines, cursor);
+    for (std::string key; std::getline(lines, key);) {
+      ++keys;
+      EXPECT_EQ(key.find("peek-only"), std::string::npos) << "a peek wrote " << key;
+      const int64_t ttl = std::stoll(server().command({"PTTL", key}));
+      int64_t max_ttl = 0;
+      for (const Case& c : cases)
+        if (key.find(std::string(algorithm_name(c.algorithm)) + ":") != std::string::npos) max_ttl = c.max_ttl_ms;
+      EXPECT_GT(ttl, 0) << key;
+      EXPECT_LE(ttl, max_ttl + 1) << key;
+    }
+  } while (cursor != "0");
+  EXPECT_EQ(keys, 5 * 7);
+}
+
+TEST(RedisStore, SlidingLogNeverHoldsMoreThanTheLimit) {
+  Limiter limiter("20/minute", redis("?prefix=log"), with_algorithm(Algorithm::sliding_log));
+  limiter.reset("k");
+  for (int i = 0; i < 200; ++i) limiter.hit("k");
+  EXPECT_EQ(server().command({"ZCARD", limiter.storage_key("k", 0)}), "20");
+}
+
+// 8 processes x 4 threads on one key: exactly `limit` allowed, whichever exact algorithm.
+class AcrossProcesses : public ::testing::TestWithParam<Algorithm> {};
+
+TEST_P(AcrossProcesses, AdmitExactlyTheLimit) {
+  const std::string prefix = "exact" + std::string(algorithm_name(GetParam()));
+  Limiter(("1000/hour"), redis("?prefix=" + prefix), with_algorithm(GetParam())).reset("hot");
+  std::vector<pid_t> children;
+  std::vector<int> pipes;
+  for (int p = 0; p < 8; ++p) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(fds[0]);
+      std::atomic<int64_t> allowed{0};
+      {
+        // Built after the fork: no connection is shared with the parent.
+        Limiter limiter("1000/hour", redis("?prefix=" + prefix + "&pool=2"), with_algorithm(GetParam()));
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t)
+          threads.emplace_back([&] {
+            for (int i = 0; i < 60; ++i)
+              if (limiter.hit("hot").allowed) allowed.fetch_add(1);
+          });
+        for (auto& th : threads) th.join();
+      }
+      int64_t n = allowed.load();
+      ssize_t w = ::write(fds[1], &n, sizeof n);
+      ::_exit(w == sizeof n ? 0 : 1);
+    }
+    ::close(fds[1]);
+    children.push_back(pid);
+    pipes.push_back(fds[0]);
+  }
+  int64_t total = 0;
+  for (size_t i = 0; i < children.size(); ++i) {
+    int64_t n = -1;
+    ASSERT_EQ(::read(pipes[i], &n, sizeof n), static_cast<ssize_t>(sizeof n));
+    ::close(pipes[i]);
+    int status = 0;
+    ::waitpid(children[i], &status, 0);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    total += n;
+  }
+  EXPECT_EQ(total, 1000);
+}
+
+INSTANTIATE_TEST_SUITE_P(Exact, AcrossProcesses,
+                         ::testing::Values(Algorithm::fixed_window, Algorithm::sliding_log, Algorithm::token_bucket,
+                                           Algorithm::gcra),
+                         [](const auto& info) { return std::string(algorithm_name(info.param)); });
+
+TEST(RedisStore, ScriptFlushNeverReachesTheCaller) {
+  Limiter limiter("1000000/hour", redis("?prefix=flush"));
+  std::atomic<bool> stop{false};
+  std::thread flusher([&] {
+    while (!stop) {
+      server().command({"SCRIPT", "FLUSH"});
+      std::this_thread::sleep_for(Ms(2));
+    }
+  });
+  std::vector<std::thread> callers;
+  std::atomic<int> errors{0}, calls{0};
+  for (int t = 0; t < 4; ++t)
+    callers.emplace_back([&] {
+      for (int i = 0; i < 500; ++i) {
+        try {
+          limiter.hit("k" + std::to_string(i % 10));
+          calls++;
+        } catch (const Error&) {
+          errors++;
+        }
+      }
+    });
+  for (auto& c : callers) c.join();
+  stop = true;
+  flusher.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(calls.load(), 2000);
+}
+
+// A server of its own: these tests kill it.
+TEST(RedisFailures, KillAndRestart) {
+  RedisServer own;
+  Limiter limiter("100/minute", open_store(own.url() + "?timeout=300ms&connect_timeout=300ms"));
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  own.kill();
+  for (int i = 0; i < 5; ++i) {
+    int64_t ms = elapsed_ms([&] {
+      try {
+        limiter.hit("k");
+        ADD_FAILURE() << "a dead server answered";
+      } catch (const StoreError& e) {
+        EXPECT_TRUE(e.code() == ErrorCode::store_unavailable || e.code() == ErrorCode::store_timeout) << e.what();
+      }
+    });
+    EXPECT_LT(ms, 1000);
+  }
+  own.start();
+  Decision d = limiter.hit("k");  // the same limiter reconnects by itself
+  EXPECT_TRUE(d.allowed);
+  EXPECT_EQ(d.remaining, 99);  // a fresh server: the old state died with the old one
+}
+
+TEST(RedisFailures, RefusedConnection) {
+  Limiter limiter("1/s", open_store("redis://127.0.0.1:" + std::to_string(free_port())));
+  try {
+    limiter.hit("k");
+    FAIL();
+  } catch (const StoreError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::store_unavailable);
+    EXPECT_NE(std::string(e.what()).find("cannot connect"), std::string::npos) << e.what();
+  }
+  LimiterOptions open;
+  open.on_store_error = OnStoreError::allow;
+  EXPECT_TRUE(Limiter("1/s", limiter.store(), open).hit("k").allowed);
+  LimiterOptions closed;
+  closed.on_store_error = OnStoreError::deny;
+  EXPECT_FALSE(Limiter("1/s", limiter.store(), closed).hit("k").allowed);
+}
+
+TEST(RedisFailures, SlowServerTimesOut) {
+  RedisServer own;
+  Limiter limiter("100/minute", open_store(own.url() + "?timeout=200ms&pool=1"));
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  std::thread sleeper([&] { own.command({"DEBUG", "SLEEP", "1"}); });
+  std::this_thread::sleep_for(Ms(100));
+  int64_t ms = elapsed_ms([&] {
+    try {
+      limiter.hit("k");
+      ADD_FAILURE() << "answered during DEBUG SLEEP";
+    } catch (const StoreError& e) {
+      EXPECT_EQ(e.code(), ErrorCode::store_timeout) << e.what();
+    }
+  });
+  EXPECT_GE(ms, 150);
+  EXPECT_LT(ms, 600);
+  sleeper.join();
+  EXPECT_TRUE(limiter.hit("k").allowed);
+}
+
+TEST(RedisFailures, OutOfMemoryIsAStoreError) {
+  RedisServer own({"--maxmemory", "1", "--maxmemory-policy", "noeviction"});
+  Limiter limiter("100/minute", open_store(own.url()));
+  try {
+    limiter.hit("k");
+    FAIL() << "a write succeeded over maxmemory";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::store_error);
+    EXPECT_NE(std::string(e.what()).find("OOM"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RedisFailures, ReadOnlyReplicaIsAStoreError) {
+  RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(server().port())});
+  Limiter limiter("100/minute", open_store(replica.url()));
+  try {
+    limiter.hit("k");
+    FAIL() << "a replica accepted a write";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::store_error);
+    EXPECT_NE(std::string(e.what()).find("READONLY"), std::string::npos) << e.what();
+  }
+}
+
+// Fault injection a real server cannot produce: a peer that answers `response` to the first command, then closes.
+class FakeServer {
+ public:
+  explicit FakeServer(std::string response) : response_(std::move(response)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    ::listen(fd_, 1);
+    thread_ = std::thread([this] {
+      int c = ::accept(fd_, nullptr, nullptr);
+      char buf[4096];
+      if (c >= 0 && ::read(c, buf, sizeof buf) > 0) {
+        ssize_t w = ::write(c, response_.data(), response_.size());
+        (void)w;
+      }
+      std::this_thread::sleep_for(Ms(50));
+      if (c >= 0) ::close(c);
+    });
+  }
+  ~FakeServer() {
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "?timeout=500ms&pool=1"; }
+
+ private:
+  std::string response_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(RedisFailures, ProtocolErrorIsAStoreError) {
+  FakeServer fake("garbage\r\n");
+  try {
+    Limiter("1/s", open_store(fake.url())).hit("k");
+    FAIL();
+  } catch (const StoreError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::store_error) << e.what();
+  }
+}
+
+TEST(RedisFailures, ServerDyingMidReplyIsAStoreError) {
+  FakeServer fake("*6\r\n:1\r\n:5\r\n");  // allowed... and then nothing
+  int64_t ms = elapsed_ms([&] {
+    try {
+      Limiter("1/s", open_store(fake.url())).hit("k");
+      ADD_FAILURE() << "a partial reply became a decision";
+    } catch (const StoreError& e) {
+      EXPECT_EQ(e.code(), ErrorCode::store_unavailable) << e.what();
+    }
+  });
+  EXPECT_LT(ms, 500);
+}
+
+TEST(RedisAuth, PasswordAndAclUser) {
+  RedisServer own({"--requirepass", "s3cret-pw", "--user", "alice", "on", ">alice-pw", "~*", "&*", "+@all"});
+  EXPECT_TRUE(Limiter("1/s", open_store("redis://:s3cret-pw@127.0.0.1:" + std::to_string(own.port()))).hit("k").allowed);
+  EXPECT_TRUE(
+      Limiter("1/s", open_store("redis://alice:alice-pw@127.0.0.1:" + std::to_string(own.port()))).hit("k2").allowed);
+  auto wrong = open_store("redis://alice:not-the-pw@127.0.0.1:" + std::to_string(own.port()));
+  EXPECT_EQ(wrong->describe().find("not-the-pw"), std::string::npos) << wrong->describe();
+  try {
+    Limiter("1/s", wrong).hit("k");
+    FAIL();
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()).find("not-the-pw"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("authentication failed"), std::string::npos) << e.what();
+  }
+  auto none = open_store("redis://127.0.0.1:" + std::to_string(own.port()));
+  EXPECT_THROW(Limiter("1/s", none).hit("k"), StoreError);  // NOAUTH
+}
+
+TEST(RedisUrl, ParsesOptionsAndRejectsBadOnes) {
+  EXPECT_EQ(open_store("redis://u:pw@localhost:6390/2?timeout=50ms&pool=3&connect_timeout=2s")->describe(),
+            "redis://u:***@localhost:6390/2?timeout=50ms&connect_timeout=2000ms&pool=3");
+  EXPECT_EQ(open_store("redis://[::1]")->describe(), "redis://[::1]:6379/0?timeout=1000ms&connect_timeout=1000ms&pool=4");
+  EXPECT_EQ(open_store("redis://h?prefix=app")->key_prefix(), "app");
+  for (const char* bad : {"redis://", "redis://h:0", "redis://h:99999", "redis://h:x", "redis://h/abc",
+                          "redis://h?timeout=0", "redis://h?timeout=5h", "redis://h?pool=0", "redis://h?pool=65",
+                          "redis://h?colour=red", "redis://a:1,b:2", "redis://h?prefix=a{b"})
+    EXPECT_THROW(open_store(bad), InvalidArgument) << bad;
+}
+
+}  // namespace
+}  // namespace ratewarden::testing
