@@ -18,8 +18,5 @@ local function evaluate(s, now, p, cost, hit)
 end
 
 local function save_state(key, s, p, now, expires_at)
-  local ttl = ttl_ms(now, expires_at)
-  if not ttl then return redis.call('DEL', key) end
-  redis.call('HSET', key, 'c', fmt(s.count), 's', fmt(s.start))
-  redis.call('PEXPIRE', key, ttl)
+  save_fields(key, now, expires_at, 'c', fmt(s.count), 's', fmt(s.start))
 end

@@ -26,6 +26,14 @@ local function ttl_ms(now, expires_at)
   return fmt(math.floor((expires_at - now + 999) / 1000))
 end
 
+-- Writes a HASH state's fields and its TTL, or deletes the key when the state has already expired.
+local function save_fields(key, now, expires_at, ...)
+  local ttl = ttl_ms(now, expires_at)
+  if not ttl then return redis.call('DEL', key) end
+  redis.call('HSET', key, ...)
+  redis.call('PEXPIRE', key, ttl)
+end
+
 local n = #KEYS
 local cost = tonumber(ARGV[1])
 local hit = ARGV[2] == '1'
