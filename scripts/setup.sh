@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libhiredis-dev redis-server redis-tools
+  binutils python3 python3-pytest
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Every test suite: the core and Redis tests (against real redis-server processes the tests start) in a
-# warnings-as-errors build, again under AddressSanitizer + UndefinedBehaviorSanitizer, and the concurrency and
-# failure tests under ThreadSanitizer. Installs what it needs first.
+# Every test suite: the core and Redis tests (against real redis-server processes the tests start) and the C ABI
+# tests (plain C, Python ctypes, an install used by outside C, CMake and Go builds) in a warnings-as-errors build;
+# again under AddressSanitizer + UndefinedBehaviorSanitizer; the concurrency and failure tests under
+# ThreadSanitizer. Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,5 +20,5 @@ run_suite() {  # name, build dir, ctest filter, cmake options...
 
 run_suite "core tests" build-test "" -DCMAKE_BUILD_TYPE=Debug
 run_suite "core tests under ASan + UBSan" build-asan "" -DCMAKE_BUILD_TYPE=Debug -DRATEWARDEN_SANITIZE=ON
-run_suite "concurrency tests under TSan" build-tsan "MemoryStore|Threads|AcrossProcesses|ScriptFlush|RedisFailures" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+run_suite "concurrency tests under TSan" build-tsan "MemoryStore|Threads|AcrossProcesses|ScriptFlush|RedisFailures|HitAsync|capi_c" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRATEWARDEN_TSAN=ON

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "executor.hpp"
 #include "ratewarden/errors.hpp"
 
 namespace ratewarden {
@@ -129,6 +130,25 @@ std::vector<Decision> Limiter::hit_many(const std::vector<std::string_view>& key
     std::fill(out.begin(), out.end(), on_failure());
   }
   return out;
+}
+
+void hit_async(std::shared_ptr<Limiter> limiter, std::string key, int64_t cost, DecisionCallback done) {
+  if (!limiter) throw InvalidArgument("hit_async needs a limiter");
+  limiter->validate(key, cost);
+  run_on_pool([limiter = std::move(limiter), key = std::move(key), cost, done = std::move(done)] {
+    Decision decision;
+    try {
+      decision = limiter->hit(key, cost);
+    } catch (const Error& e) {
+      done(nullptr, &e);
+      return;
+    } catch (const std::exception& e) {
+      const Error error(ErrorCode::internal, e.what());
+      done(nullptr, &error);
+      return;
+    }
+    done(&decision, nullptr);
+  });
 }
 
 }  // namespace ratewarden

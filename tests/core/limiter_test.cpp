@@ -1,5 +1,9 @@
 // The Limiter: validation, multi-policy, batch, reset, key format and store failures.
+#include <condition_variable>
+#include <future>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -183,6 +187,48 @@ TEST(Limiter, OnStoreError) {
   EXPECT_FALSE(many[1].allowed);
   // Bad input is an error whatever on_store_error says.
   EXPECT_THROW(closed.hit(""), InvalidArgument);
+}
+
+TEST(HitAsync, CallsBackOnceEachOnAnotherThread) {
+  auto limiter = std::make_shared<Limiter>("5/minute", std::make_shared<MemoryStore>());
+  std::mutex mu;
+  std::condition_variable cv;
+  int done = 0, allowed = 0;
+  bool on_caller_thread = false;
+  const auto caller = std::this_thread::get_id();
+  for (int i = 0; i < 20; ++i) {
+    hit_async(limiter, "k", 1, [&](const Decision* d, const Error* e) {
+      std::lock_guard<std::mutex> lock(mu);
+      EXPECT_TRUE(d != nullptr && e == nullptr);
+      on_caller_thread = on_caller_thread || std::this_thread::get_id() == caller;
+      allowed += d->allowed ? 1 : 0;
+      ++done;
+      cv.notify_all();
+    });
+  }
+  std::weak_ptr<Limiter> alive = limiter;
+  limiter.reset();  // the pending calls keep it alive
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return done == 20; }));
+  EXPECT_EQ(allowed, 5);
+  EXPECT_FALSE(on_caller_thread);
+  lock.unlock();
+  for (int i = 0; i < 100 && !alive.expired(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(alive.expired());
+}
+
+TEST(HitAsync, ReportsStoreErrorsAndRejectsBadInputAtOnce) {
+  auto limiter = std::make_shared<Limiter>("5/minute", std::make_shared<FailingStore>());
+  std::promise<ErrorCode> code;
+  hit_async(limiter, "k", 1, [&](const Decision* d, const Error* e) {
+    EXPECT_EQ(d, nullptr);
+    code.set_value(e->code());
+  });
+  EXPECT_EQ(code.get_future().get(), ErrorCode::store_timeout);
+  bool called = false;
+  EXPECT_THROW(hit_async(limiter, "", 1, [&](const Decision*, const Error*) { called = true; }), InvalidArgument);
+  EXPECT_THROW(hit_async(limiter, "k", 0, [&](const Decision*, const Error*) { called = true; }), InvalidArgument);
+  EXPECT_FALSE(called);
 }
 
 TEST(OpenStore, ParsesMemoryUrls) {

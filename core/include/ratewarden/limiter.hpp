@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "ratewarden/decision.hpp"
+#include "ratewarden/errors.hpp"
 #include "ratewarden/policy.hpp"
 #include "ratewarden/store.hpp"
 
@@ -51,9 +53,10 @@ class Limiter {
   int64_t max_cost() const { return max_cost_; }
   // The storage key of `key` under policy `index` (docs/key-format.md).
   std::string storage_key(std::string_view key, size_t index) const;
+  // Throws InvalidArgument for a key or cost that no call accepts.
+  void validate(std::string_view key, int64_t cost) const;
 
  private:
-  void validate(std::string_view key, int64_t cost) const;
   Decision decide(std::string_view key, int64_t cost, Mode mode);
   Decision on_failure() const;
   void assign_key(std::string& out, std::string_view key, size_t index) const;
@@ -66,5 +69,13 @@ class Limiter {
   std::vector<std::string> key_suffixes_;  // "}:<algorithm>:<limit>:<period_ms>[:<extra>]" per policy
   int64_t max_cost_ = 0;
 };
+
+// Receives exactly one of: the decision, or the error (a StoreError, or internal). Both are valid only during the call.
+using DecisionCallback = std::function<void(const Decision* decision, const Error* error)>;
+
+// Runs limiter->hit(key, cost) on the library's thread pool and calls `done` there; returns at once. Bad input throws
+// InvalidArgument here, before anything starts (and `done` is never called). The limiter stays alive until `done`
+// has run.
+void hit_async(std::shared_ptr<Limiter> limiter, std::string key, int64_t cost, DecisionCallback done);
 
 }  // namespace ratewarden

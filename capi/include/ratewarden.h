@@ -1,0 +1,162 @@
+/* ratewarden.h — the C ABI of ratewarden, a distributed rate limiter.
+ *
+ * This header is the reference for the whole library: every function of the C++ core is here, for any language that
+ * can call C (Go through cgo, Rust, Ruby, C#, Python ctypes, ...).
+ *
+ * Rules (the same for every function):
+ *  - Handles are opaque pointers (rw_store_t, rw_options_t, rw_limiter_t), made by a create/open function and freed
+ *    by its destroy/close pair. Destroying NULL is a harmless no-op; destroying twice is the caller's bug.
+ *  - Functions that can fail return an int status: RW_OK (0) or one of the RW_ERR_* codes below (new codes may be
+ *    added; treat unknown ones as errors). rw_status_str() gives a static text for each.
+ *  - Their last parameter, `char **errmsg`, may be NULL. When it is not and the call fails, *errmsg receives a
+ *    message allocated by the library, to be freed with rw_free(); on success it is left untouched. A message never
+ *    contains a password.
+ *  - Keys are binary safe: a pointer and a length (1 to 4096 bytes; NUL bytes allowed).
+ *  - Decisions are written into a caller-owned rw_decision_t. Durations are in microseconds.
+ *  - No C++ exception crosses this boundary; nothing here calls abort() on bad input.
+ *  - Every function is thread-safe: handles may be shared between threads. A limiter keeps its store alive, so
+ *    closing the store handle while limiters still use it is fine.
+ *
+ * Policies, algorithms and the exact decision semantics: docs/algorithms.md. Store URLs: "memory://",
+ * "redis://[user:password@]host:port[/db]". Storage keys (shared with every other runtime): docs/key-format.md.
+ */
+#ifndef RATEWARDEN_H
+#define RATEWARDEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define RW_EXPORT __declspec(dllexport)
+#else
+#define RW_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---- Version ---------------------------------------------------------------------------------------------- */
+
+/* Compile-time version of this header. CMake reads these three lines: they are the single source of truth. */
+#define RW_VERSION_MAJOR 0
+#define RW_VERSION_MINOR 1
+#define RW_VERSION_PATCH 0
+#define RW_VERSION_NUMBER (RW_VERSION_MAJOR * 10000 + RW_VERSION_MINOR * 100 + RW_VERSION_PATCH)
+
+/* Run-time version of the linked library, as RW_VERSION_NUMBER and as "major.minor.patch" (static text). */
+RW_EXPORT int rw_version_number(void);
+RW_EXPORT const char *rw_version(void);
+
+/* ---- Status codes ----------------------------------------------------------------------------------------- */
+
+#define RW_OK 0                   /* success */
+#define RW_ERR_INVALID_ARGUMENT 1 /* bad policy string, option, URL, key, cost, or a NULL handle / out-pointer */
+#define RW_ERR_STORE_UNAVAILABLE 2 /* the store cannot be reached: refused, closed, not connected */
+#define RW_ERR_STORE_TIMEOUT 3    /* the store did not answer within its timeout */
+#define RW_ERR_STORE 4            /* the store answered with an error (protocol, OOM, READONLY, auth, script) */
+#define RW_ERR_NOMEM 5            /* out of memory */
+#define RW_ERR_INTERNAL 6         /* a bug in ratewarden: please report it */
+
+/* Static text for a status code, e.g. "invalid argument"; "unknown status" for a code this version lacks. */
+RW_EXPORT const char *rw_status_str(int status);
+
+/* Frees a message (or any memory) the library allocated for the caller. NULL is fine. */
+RW_EXPORT void rw_free(void *ptr);
+
+/* ---- Stores ----------------------------------------------------------------------------------------------- */
+
+typedef struct rw_store_t rw_store_t;
+
+/* Opens a store by URL:
+ *   "memory://[?max_keys=N&shards=N]"  the embedded store (bounded, thread-safe, per process)
+ *   "redis://[user:password@]host[:port][/db][?timeout=1s&connect_timeout=1s&pool=4]"  shared through Redis
+ * Every URL also takes "?prefix=P", the key prefix of limiters that do not set their own (default "rw").
+ * Opening a Redis store does not connect: the first call does (and every call after a failure reconnects).
+ * Fails with RW_ERR_INVALID_ARGUMENT for a malformed URL. */
+RW_EXPORT int rw_store_open(const char *url, rw_store_t **store, char **errmsg);
+
+/* Releases the handle. Limiters made on it keep working. */
+RW_EXPORT void rw_store_close(rw_store_t *store);
+
+/* ---- Limiter options -------------------------------------------------------------------------------------- */
+
+typedef struct rw_options_t rw_options_t;
+
+/* Options for rw_limiter_create. Defaults: algorithm "fixed_window", burst = the limit, 10 buckets, the store's
+ * prefix, on_store_error "raise". Setters only record values (strings are copied); rw_limiter_create checks them. */
+RW_EXPORT rw_options_t *rw_options_create(void);
+RW_EXPORT void rw_options_destroy(rw_options_t *options);
+/* "fixed_window", "sliding_log", "sliding_window", "token_bucket" or "gcra". */
+RW_EXPORT void rw_options_set_algorithm(rw_options_t *options, const char *algorithm);
+/* token_bucket / gcra capacity (1 .. 1000000000); only with a single rate. */
+RW_EXPORT void rw_options_set_burst(rw_options_t *options, int64_t burst);
+/* sliding_window precision (1 .. 1000). */
+RW_EXPORT void rw_options_set_buckets(rw_options_t *options, int32_t buckets);
+/* The storage key prefix (1 .. 256 bytes, no '{' or '}'). */
+RW_EXPORT void rw_options_set_prefix(rw_options_t *options, const char *prefix);
+/* What a call returns when the store fails: "raise" (the error status), "allow" (an allowed decision: fail open)
+ * or "deny" (a denied decision with retry_after of at most 1 s: fail closed). */
+RW_EXPORT void rw_options_set_on_store_error(rw_options_t *options, const char *on_store_error);
+
+/* ---- Limiters --------------------------------------------------------------------------------------------- */
+
+typedef struct rw_limiter_t rw_limiter_t;
+
+/* A decision, written by rw_hit / rw_peek / rw_hit_many. */
+typedef struct rw_decision_t {
+  int allowed;             /* 1 if the call is (or, for a peek, would be) allowed, else 0 */
+  int64_t limit;           /* the capacity of the policy reported (the tightest one) */
+  int64_t remaining;       /* what is left after this call */
+  int64_t reset_after_us;  /* time until the key is back to its full quota */
+  int64_t retry_after_us;  /* 0 when allowed; else a hit at now + retry_after is allowed (if no other traffic) */
+  int64_t used;            /* consumed in the current window / bucket */
+} rw_decision_t;
+
+/* Makes a limiter applying `policy` ("100/minute", "10 per second; 1000/hour", ...) on `store`. `options` may be
+ * NULL for the defaults; it is not kept. Fails with RW_ERR_INVALID_ARGUMENT naming the bad value. */
+RW_EXPORT int rw_limiter_create(rw_store_t *store, const char *policy, const rw_options_t *options,
+                                rw_limiter_t **limiter, char **errmsg);
+
+/* Releases the limiter. Calls in progress on other threads must have returned, and asynchronous hits keep the
+ * limiter alive until their callbacks have run. */
+RW_EXPORT void rw_limiter_destroy(rw_limiter_t *limiter);
+
+/* Consumes `cost` (1 .. the smallest capacity of the policies) for the key if every policy allows it. A denial is
+ * RW_OK with decision->allowed == 0: it is an answer, not an error. */
+RW_EXPORT int rw_hit(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost, rw_decision_t *decision,
+                     char **errmsg);
+
+/* What rw_hit would decide, consuming nothing. */
+RW_EXPORT int rw_peek(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost, rw_decision_t *decision,
+                      char **errmsg);
+
+/* Forgets the key under every policy of the limiter. */
+RW_EXPORT int rw_reset(rw_limiter_t *limiter, const char *key, size_t keylen, char **errmsg);
+
+/* One hit of `cost` for each of the n keys, in one round trip where the store can (one pipeline for Redis).
+ * Writes n decisions to `decisions`. If any key is invalid nothing is charged; if the store fails, the whole batch
+ * fails (or, with on_store_error allow / deny, every decision is the fail-open / fail-closed one). n may be 0. */
+RW_EXPORT int rw_hit_many(rw_limiter_t *limiter, const char *const *keys, const size_t *keylens, size_t n,
+                          int64_t cost, rw_decision_t *decisions, char **errmsg);
+
+/* ---- Asynchronous hits (for event loops) ------------------------------------------------------------------ */
+
+/* Called exactly once per accepted rw_hit_async, on a library thread (never on the caller's thread, never before
+ * rw_hit_async returned). On success status is RW_OK, decision points to the decision and errmsg is NULL; on
+ * failure decision is NULL and errmsg is a message. Both pointers are valid only during the call: copy what you
+ * keep. The callback must not block for long (it runs on the library's pool of at most 64 threads, which also
+ * serves other asynchronous hits) and may call any function of this header. */
+typedef void (*rw_hit_callback)(void *user_data, int status, const rw_decision_t *decision, const char *errmsg);
+
+/* Starts a hit and returns at once. The key is copied. Bad arguments are reported by the return value (and then
+ * the callback is never called); store failures reach the callback. The limiter stays alive until the callback
+ * has run, even if rw_limiter_destroy is called meanwhile. */
+RW_EXPORT int rw_hit_async(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
+                           rw_hit_callback callback, void *user_data, char **errmsg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RATEWARDEN_H */

@@ -1,0 +1,226 @@
+// The C ABI: each function forwards to the C++ core and turns every exception into a status code.
+#include "ratewarden.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ratewarden/ratewarden.hpp"
+
+struct rw_store_t {
+  std::shared_ptr<ratewarden::Store> rep;
+};
+
+struct rw_options_t {
+  std::string algorithm = "fixed_window";
+  std::optional<int64_t> burst;
+  std::optional<int32_t> buckets;
+  std::optional<std::string> prefix;
+  std::string on_store_error = "raise";
+};
+
+struct rw_limiter_t {
+  std::shared_ptr<ratewarden::Limiter> rep;
+};
+
+namespace {
+
+using ratewarden::ErrorCode;
+
+int status_of(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::invalid_argument: return RW_ERR_INVALID_ARGUMENT;
+    case ErrorCode::store_unavailable: return RW_ERR_STORE_UNAVAILABLE;
+    case ErrorCode::store_timeout: return RW_ERR_STORE_TIMEOUT;
+    case ErrorCode::store_error: return RW_ERR_STORE;
+    case ErrorCode::internal: return RW_ERR_INTERNAL;
+  }
+  return RW_ERR_INTERNAL;
+}
+
+char* copy_message(const char* text) {
+  const size_t n = std::strlen(text) + 1;
+  char* out = static_cast<char*>(std::malloc(n));
+  if (out != nullptr) std::memcpy(out, text, n);
+  return out;
+}
+
+int fail(char** errmsg, int status, const char* message) {
+  if (errmsg != nullptr) *errmsg = copy_message(message);
+  return status;
+}
+
+// Runs `body` and maps what it throws to a status (and a message in *errmsg).
+template <class Body>
+int guarded(char** errmsg, Body&& body) {
+  try {
+    body();
+    return RW_OK;
+  } catch (const ratewarden::Error& e) {
+    return fail(errmsg, status_of(e.code()), e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(errmsg, RW_ERR_NOMEM, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(errmsg, RW_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return fail(errmsg, RW_ERR_INTERNAL, "unknown error");
+  }
+}
+
+int null_argument(char** errmsg, const char* what) {
+  return fail(errmsg, RW_ERR_INVALID_ARGUMENT, (std::string(what) + " is NULL").c_str());
+}
+
+// Keys cross as pointer + length; a NULL pointer is only a valid empty key, which the core rejects by its length.
+bool bad_key(const char* key, size_t keylen) { return key == nullptr && keylen != 0; }
+
+void to_c(const ratewarden::Decision& d, rw_decision_t* out) {
+  out->allowed = d.allowed ? 1 : 0;
+  out->limit = d.limit;
+  out->remaining = d.remaining;
+  out->reset_after_us = d.reset_after_us;
+  out->retry_after_us = d.retry_after_us;
+  out->used = d.used;
+}
+
+int decide(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_decision_t* decision,
+           char** errmsg, ratewarden::Mode mode) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (decision == nullptr) return null_argument(errmsg, "decision");
+  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
+  return guarded(errmsg, [&] {
+    std::string_view k(key == nullptr ? "" : key, keylen);
+    to_c(mode == ratewarden::Mode::hit ? limiter->rep->hit(k, cost) : limiter->rep->peek(k, cost), decision);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+int rw_version_number(void) { return RW_VERSION_NUMBER; }
+
+const char* rw_version(void) { return ratewarden::version(); }
+
+const char* rw_status_str(int status) {
+  switch (status) {
+    case RW_OK: return "ok";
+    case RW_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case RW_ERR_STORE_UNAVAILABLE: return "store unavailable";
+    case RW_ERR_STORE_TIMEOUT: return "store timeout";
+    case RW_ERR_STORE: return "store error";
+    case RW_ERR_NOMEM: return "out of memory";
+    case RW_ERR_INTERNAL: return "internal error";
+    default: return "unknown status";
+  }
+}
+
+void rw_free(void* ptr) { std::free(ptr); }
+
+int rw_store_open(const char* url, rw_store_t** store, char** errmsg) {
+  if (url == nullptr) return null_argument(errmsg, "url");
+  if (store == nullptr) return null_argument(errmsg, "store");
+  return guarded(errmsg, [&] { *store = new rw_store_t{ratewarden::open_store(url)}; });
+}
+
+void rw_store_close(rw_store_t* store) { delete store; }
+
+rw_options_t* rw_options_create(void) { return new (std::nothrow) rw_options_t; }
+
+void rw_options_destroy(rw_options_t* options) { delete options; }
+
+void rw_options_set_algorithm(rw_options_t* options, const char* algorithm) {
+  if (options != nullptr) options->algorithm = algorithm == nullptr ? "" : algorithm;
+}
+
+void rw_options_set_burst(rw_options_t* options, int64_t burst) {
+  if (options != nullptr) options->burst = burst;
+}
+
+void rw_options_set_buckets(rw_options_t* options, int32_t buckets) {
+  if (options != nullptr) options->buckets = buckets;
+}
+
+void rw_options_set_prefix(rw_options_t* options, const char* prefix) {
+  if (options != nullptr) options->prefix = prefix == nullptr ? "" : prefix;
+}
+
+void rw_options_set_on_store_error(rw_options_t* options, const char* on_store_error) {
+  if (options != nullptr) options->on_store_error = on_store_error == nullptr ? "" : on_store_error;
+}
+
+int rw_limiter_create(rw_store_t* store, const char* policy, const rw_options_t* options, rw_limiter_t** limiter,
+                      char** errmsg) {
+  if (store == nullptr) return null_argument(errmsg, "store");
+  if (policy == nullptr) return null_argument(errmsg, "policy");
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  return guarded(errmsg, [&] {
+    const rw_options_t defaults;
+    const rw_options_t& o = options != nullptr ? *options : defaults;
+    ratewarden::LimiterOptions lo;
+    lo.algorithm = ratewarden::parse_algorithm(o.algorithm);
+    lo.burst = o.burst;
+    lo.buckets = o.buckets;
+    lo.prefix = o.prefix;
+    lo.on_store_error = ratewarden::parse_on_store_error(o.on_store_error);
+    *limiter = new rw_limiter_t{std::make_shared<ratewarden::Limiter>(policy, store->rep, lo)};
+  });
+}
+
+void rw_limiter_destroy(rw_limiter_t* limiter) { delete limiter; }
+
+int rw_hit(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_decision_t* decision,
+           char** errmsg) {
+  return decide(limiter, key, keylen, cost, decision, errmsg, ratewarden::Mode::hit);
+}
+
+int rw_peek(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_decision_t* decision,
+            char** errmsg) {
+  return decide(limiter, key, keylen, cost, decision, errmsg, ratewarden::Mode::peek);
+}
+
+int rw_reset(rw_limiter_t* limiter, const char* key, size_t keylen, char** errmsg) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
+  return guarded(errmsg, [&] { limiter->rep->reset(std::string_view(key == nullptr ? "" : key, keylen)); });
+}
+
+int rw_hit_many(rw_limiter_t* limiter, const char* const* keys, const size_t* keylens, size_t n, int64_t cost,
+                rw_decision_t* decisions, char** errmsg) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (n > 0 && (keys == nullptr || keylens == nullptr || decisions == nullptr))
+    return null_argument(errmsg, keys == nullptr ? "keys" : keylens == nullptr ? "keylens" : "decisions");
+  for (size_t i = 0; i < n; ++i)
+    if (bad_key(keys[i], keylens[i])) return null_argument(errmsg, ("keys[" + std::to_string(i) + "]").c_str());
+  return guarded(errmsg, [&] {
+    std::vector<std::string_view> views;
+    views.reserve(n);
+    for (size_t i = 0; i < n; ++i) views.emplace_back(keys[i] == nullptr ? "" : keys[i], keylens[i]);
+    std::vector<ratewarden::Decision> out = limiter->rep->hit_many(views, cost);
+    for (size_t i = 0; i < n; ++i) to_c(out[i], &decisions[i]);
+  });
+}
+
+int rw_hit_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_hit_callback callback,
+                 void* user_data, char** errmsg) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (callback == nullptr) return null_argument(errmsg, "callback");
+  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
+  return guarded(errmsg, [&] {
+    ratewarden::hit_async(limiter->rep, std::string(key == nullptr ? "" : key, keylen), cost,
+                          [callback, user_data](const ratewarden::Decision* d, const ratewarden::Error* e) {
+                            if (d != nullptr) {
+                              rw_decision_t out;
+                              to_c(*d, &out);
+                              callback(user_data, RW_OK, &out, nullptr);
+                            } else {
+                              callback(user_data, status_of(e->code()), nullptr, e->what());
+                            }
+                          });
+  });
+}
+
+}  // extern "C"

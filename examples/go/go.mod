@@ -1,0 +1,3 @@
+module ratewarden.example/login
+
+go 1.19

@@ -1,0 +1,364 @@
+/* The C ABI from plain C11: every function and every status code, misuse included, on the memory store and on a
+ * real redis-server that this program starts on a free loopback port (and stops). */
+#define _POSIX_C_SOURCE 200809L
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ratewarden.h"
+
+static const char *phase = "";
+static int checks = 0;
+
+#define CHECK(cond)                                                                                        \
+  do {                                                                                                     \
+    ++checks;                                                                                              \
+    if (!(cond)) {                                                                                         \
+      fprintf(stderr, "%s:%d: phase %s: check failed: %s\n", __FILE__, __LINE__, phase, #cond);           \
+      exit(1);                                                                                             \
+    }                                                                                                      \
+  } while (0)
+
+/* The call must store its message through `&err`; the status is read before the message (C leaves the order of
+ * evaluation of arguments open). */
+#define EXPECT_ERROR(call, expected, needle) \
+  do {                                       \
+    char *err = NULL;                        \
+    int st_ = (call);                        \
+    expect_error(st_, err, expected, needle); \
+  } while (0)
+
+static void start_phase(const char *name) {
+  phase = name;
+  fprintf(stderr, "=== %s\n", name);
+}
+
+/* Expects `status` and an error message containing `needle`; frees the message. */
+static void expect_error(int status, char *err, int expected, const char *needle) {
+  if (status != expected)
+    fprintf(stderr, "got %s (%s), expected %s\n", rw_status_str(status), err ? err : "no message",
+            rw_status_str(expected));
+  CHECK(status == expected);
+  CHECK(err != NULL);
+  if (needle != NULL && strstr(err, needle) == NULL) fprintf(stderr, "message: %s\n", err);
+  CHECK(needle == NULL || strstr(err, needle) != NULL);
+  rw_free(err);
+}
+
+static rw_store_t *open_store(const char *url) {
+  rw_store_t *store = NULL;
+  char *err = NULL;
+  int st = rw_store_open(url, &store, &err);
+  if (st != RW_OK) fprintf(stderr, "rw_store_open(%s): %s\n", url, err);
+  CHECK(st == RW_OK && store != NULL);
+  return store;
+}
+
+static rw_limiter_t *make_limiter(rw_store_t *store, const char *policy, const char *algorithm) {
+  rw_options_t *o = rw_options_create();
+  rw_options_set_algorithm(o, algorithm);
+  rw_limiter_t *limiter = NULL;
+  char *err = NULL;
+  int st = rw_limiter_create(store, policy, o, &limiter, &err);
+  rw_options_destroy(o);
+  if (st != RW_OK) fprintf(stderr, "rw_limiter_create: %s\n", err);
+  CHECK(st == RW_OK && limiter != NULL);
+  return limiter;
+}
+
+static rw_decision_t hit(rw_limiter_t *l, const char *key, int64_t cost) {
+  rw_decision_t d;
+  char *err = NULL;
+  int st = rw_hit(l, key, strlen(key), cost, &d, &err);
+  if (st != RW_OK) fprintf(stderr, "rw_hit: %s\n", err);
+  CHECK(st == RW_OK);
+  return d;
+}
+
+static void test_version_and_status(void) {
+  start_phase("version and status codes");
+  CHECK(rw_version_number() == RW_VERSION_NUMBER);
+  char expected[32];
+  snprintf(expected, sizeof expected, "%d.%d.%d", RW_VERSION_MAJOR, RW_VERSION_MINOR, RW_VERSION_PATCH);
+  CHECK(strcmp(rw_version(), expected) == 0);
+  const int codes[] = {RW_OK, RW_ERR_INVALID_ARGUMENT, RW_ERR_STORE_UNAVAILABLE, RW_ERR_STORE_TIMEOUT, RW_ERR_STORE,
+                       RW_ERR_NOMEM, RW_ERR_INTERNAL};
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; ++i) {
+    CHECK(rw_status_str(codes[i]) != NULL);
+    CHECK(strcmp(rw_status_str(codes[i]), "unknown status") != 0);
+    for (size_t j = 0; j < i; ++j) CHECK(strcmp(rw_status_str(codes[i]), rw_status_str(codes[j])) != 0);
+  }
+  CHECK(strcmp(rw_status_str(999), "unknown status") == 0);
+  CHECK(strcmp(rw_status_str(-1), "unknown status") == 0);
+  rw_free(NULL);
+}
+
+static void test_misuse(void) {
+  start_phase("misuse");
+  rw_store_t *store = NULL;
+  EXPECT_ERROR(rw_store_open(NULL, &store, &err), RW_ERR_INVALID_ARGUMENT, "url");
+  EXPECT_ERROR(rw_store_open("memory://", NULL, &err), RW_ERR_INVALID_ARGUMENT, "store");
+  EXPECT_ERROR(rw_store_open("nosql://x", &store, &err), RW_ERR_INVALID_ARGUMENT, "nosql://x");
+  EXPECT_ERROR(rw_store_open("redis://u:hunter2@h:99999", &store, &err), RW_ERR_INVALID_ARGUMENT, "port");
+  char *err = NULL;
+  CHECK(rw_store_open("redis://u:hunter2@h:99999", &store, &err) == RW_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(err, "hunter2") == NULL); /* passwords never reach a message */
+  rw_free(err);
+  CHECK(rw_store_open("memory://?max_keys=0", &store, NULL) == RW_ERR_INVALID_ARGUMENT); /* errmsg may be NULL */
+  rw_store_close(NULL);
+  rw_options_destroy(NULL);
+  rw_limiter_destroy(NULL);
+  rw_options_set_algorithm(NULL, "gcra"); /* setters ignore a NULL handle */
+  rw_options_set_burst(NULL, 5);
+
+  store = open_store("memory://");
+  rw_limiter_t *limiter = NULL;
+  EXPECT_ERROR(rw_limiter_create(NULL, "1/s", NULL, &limiter, &err), RW_ERR_INVALID_ARGUMENT, "store");
+  EXPECT_ERROR(rw_limiter_create(store, NULL, NULL, &limiter, &err), RW_ERR_INVALID_ARGUMENT, "policy");
+  EXPECT_ERROR(rw_limiter_create(store, "1/s", NULL, NULL, &err), RW_ERR_INVALID_ARGUMENT, "limiter");
+  const char *bad_policies[] = {"", "often", "10/fortnight", "0/s", "10/s;", "1.5/s"};
+  for (size_t i = 0; i < sizeof bad_policies / sizeof bad_policies[0]; ++i)
+    EXPECT_ERROR(rw_limiter_create(store, bad_policies[i], NULL, &limiter, &err), RW_ERR_INVALID_ARGUMENT, "expected");
+  rw_options_t *o = rw_options_create();
+  rw_options_set_algorithm(o, "leaky");
+  EXPECT_ERROR(rw_limiter_create(store, "1/s", o, &limiter, &err), RW_ERR_INVALID_ARGUMENT, "leaky");
+  rw_options_set_algorithm(o, "fixed_window");
+  rw_options_set_burst(o, 3);
+  EXPECT_ERROR(rw_limiter_create(store, "1/s", o, &limiter, &err), RW_ERR_INVALID_ARGUMENT, "burst");
+  rw_options_destroy(o);
+  o = rw_options_create();
+  rw_options_set_on_store_error(o, "shrug");
+  EXPECT_ERROR(rw_limiter_create(store, "1/s", o, &limiter, &err), RW_ERR_INVALID_ARGUMENT, "on_store_error");
+  rw_options_set_on_store_error(o, "deny");
+  rw_options_set_prefix(o, "bad{prefix");
+  EXPECT_ERROR(rw_limiter_create(store, "1/s", o, &limiter, &err), RW_ERR_INVALID_ARGUMENT, "prefix");
+  rw_options_destroy(o);
+
+  limiter = make_limiter(store, "3/minute", "fixed_window");
+  rw_decision_t d;
+  EXPECT_ERROR(rw_hit(NULL, "k", 1, 1, &d, &err), RW_ERR_INVALID_ARGUMENT, "limiter");
+  EXPECT_ERROR(rw_hit(limiter, "k", 1, 1, NULL, &err), RW_ERR_INVALID_ARGUMENT, "decision");
+  EXPECT_ERROR(rw_hit(limiter, NULL, 3, 1, &d, &err), RW_ERR_INVALID_ARGUMENT, "key");
+  EXPECT_ERROR(rw_hit(limiter, "", 0, 1, &d, &err), RW_ERR_INVALID_ARGUMENT, "empty");
+  EXPECT_ERROR(rw_hit(limiter, NULL, 0, 1, &d, &err), RW_ERR_INVALID_ARGUMENT, "empty");
+  char *long_key = malloc(4097);
+  memset(long_key, 'k', 4097);
+  EXPECT_ERROR(rw_hit(limiter, long_key, 4097, 1, &d, &err), RW_ERR_INVALID_ARGUMENT, "4097");
+  CHECK(rw_hit(limiter, long_key, 4096, 1, &d, NULL) == RW_OK);
+  free(long_key);
+  EXPECT_ERROR(rw_hit(limiter, "k", 1, 0, &d, &err), RW_ERR_INVALID_ARGUMENT, "cost");
+  EXPECT_ERROR(rw_hit(limiter, "k", 1, -5, &d, &err), RW_ERR_INVALID_ARGUMENT, "cost");
+  EXPECT_ERROR(rw_hit(limiter, "k", 1, 4, &d, &err), RW_ERR_INVALID_ARGUMENT, "between 1 and 3");
+  EXPECT_ERROR(rw_peek(limiter, "k", 1, 0, &d, &err), RW_ERR_INVALID_ARGUMENT, "cost");
+  EXPECT_ERROR(rw_reset(NULL, "k", 1, &err), RW_ERR_INVALID_ARGUMENT, "limiter");
+  EXPECT_ERROR(rw_reset(limiter, "", 0, &err), RW_ERR_INVALID_ARGUMENT, "empty");
+  const char *keys[] = {"a", ""};
+  size_t lens[] = {1, 0};
+  rw_decision_t many[2];
+  EXPECT_ERROR(rw_hit_many(limiter, keys, lens, 2, 1, many, &err), RW_ERR_INVALID_ARGUMENT, "empty");
+  CHECK(rw_peek(limiter, "a", 1, 1, &d, NULL) == RW_OK && d.remaining == 3); /* nothing charged */
+  EXPECT_ERROR(rw_hit_many(limiter, NULL, lens, 2, 1, many, &err), RW_ERR_INVALID_ARGUMENT, "keys");
+  CHECK(rw_hit_many(limiter, NULL, NULL, 0, 1, NULL, NULL) == RW_OK); /* an empty batch */
+  EXPECT_ERROR(rw_hit_async(limiter, "k", 1, 1, NULL, NULL, &err), RW_ERR_INVALID_ARGUMENT, "callback");
+  rw_limiter_destroy(limiter);
+  rw_store_close(store);
+}
+
+static rw_limiter_t *make_limiter_with(rw_store_t *store, const char *policy, const char *algorithm,
+                                       const char *prefix, const char *on_store_error) {
+  rw_options_t *o = rw_options_create();
+  rw_options_set_algorithm(o, algorithm);
+  rw_options_set_prefix(o, prefix);
+  rw_options_set_on_store_error(o, on_store_error);
+  rw_limiter_t *limiter = NULL;
+  char *err = NULL;
+  int st = rw_limiter_create(store, policy, o, &limiter, &err);
+  rw_options_destroy(o);
+  if (st != RW_OK) fprintf(stderr, "rw_limiter_create: %s\n", err);
+  CHECK(st == RW_OK);
+  return limiter;
+}
+
+/* Asynchronous hits: the callback counts; the test waits for all of them. */
+struct async_state {
+  atomic_int done;
+  atomic_int allowed;
+  atomic_int failed;
+  atomic_int last_status;
+};
+
+static void on_hit(void *user_data, int status, const rw_decision_t *decision, const char *errmsg) {
+  struct async_state *s = user_data;
+  if (status == RW_OK) {
+    CHECK(decision != NULL && errmsg == NULL);
+    if (decision->allowed) atomic_fetch_add(&s->allowed, 1);
+  } else {
+    CHECK(decision == NULL && errmsg != NULL && strlen(errmsg) > 0);
+    atomic_fetch_add(&s->failed, 1);
+  }
+  atomic_store(&s->last_status, status);
+  atomic_fetch_add(&s->done, 1);
+}
+
+static void wait_for(struct async_state *s, int n) {
+  for (int i = 0; i < 1000 && atomic_load(&s->done) < n; ++i) nanosleep(&(struct timespec){0, 10000000}, NULL);
+  CHECK(atomic_load(&s->done) == n);
+}
+
+static void test_operations(const char *url, const char *prefix) {
+  start_phase(url);
+  rw_store_t *store = open_store(url);
+  const char *algorithms[] = {"fixed_window", "sliding_log", "sliding_window", "token_bucket", "gcra"};
+  for (size_t a = 0; a < 5; ++a) {
+    rw_limiter_t *limiter = make_limiter_with(store, "5/minute", algorithms[a], prefix, "raise");
+    const char key[] = "user\0with-nul";
+    const size_t keylen = sizeof key - 1;
+    CHECK(rw_reset(limiter, key, keylen, NULL) == RW_OK);
+    CHECK(rw_reset(limiter, "user", 4, NULL) == RW_OK);
+    rw_decision_t d;
+    for (int i = 0; i < 5; ++i) {
+      CHECK(rw_hit(limiter, key, keylen, 1, &d, NULL) == RW_OK);
+      CHECK(d.allowed == 1 && d.limit == 5 && d.remaining == 4 - i && d.retry_after_us == 0);
+    }
+    CHECK(rw_hit(limiter, key, keylen, 1, &d, NULL) == RW_OK);
+    CHECK(d.allowed == 0 && d.remaining == 0 && d.used == 5);
+    CHECK(d.retry_after_us > 0 && d.retry_after_us <= 60000000);
+    CHECK(rw_peek(limiter, key, keylen, 1, &d, NULL) == RW_OK && d.allowed == 0);
+    CHECK(hit(limiter, "user", 5).allowed == 1); /* "user" is another key than "user\0with-nul" */
+    CHECK(rw_reset(limiter, key, keylen, NULL) == RW_OK);
+    CHECK(rw_peek(limiter, key, keylen, 5, &d, NULL) == RW_OK && d.allowed == 1 && d.remaining == 5);
+
+    const char *keys[] = {"m1", "m2", "m1"};
+    const size_t lens[] = {2, 2, 2};
+    rw_decision_t many[3];
+    CHECK(rw_reset(limiter, "m1", 2, NULL) == RW_OK && rw_reset(limiter, "m2", 2, NULL) == RW_OK);
+    CHECK(rw_hit_many(limiter, keys, lens, 3, 2, many, NULL) == RW_OK);
+    CHECK(many[0].remaining == 3 && many[1].remaining == 3 && many[2].remaining == 1);
+
+    struct async_state s = {0};
+    CHECK(rw_reset(limiter, "async", 5, NULL) == RW_OK);
+    for (int i = 0; i < 20; ++i) CHECK(rw_hit_async(limiter, "async", 5, 1, on_hit, &s, NULL) == RW_OK);
+    rw_limiter_destroy(limiter); /* the pending hits keep it alive */
+    wait_for(&s, 20);
+    CHECK(atomic_load(&s.allowed) == 5 && atomic_load(&s.failed) == 0);
+  }
+
+  rw_limiter_t *multi = make_limiter_with(store, "2/second; 4/minute", "sliding_log", prefix, "raise");
+  CHECK(rw_reset(multi, "multi", 5, NULL) == RW_OK);
+  CHECK(hit(multi, "multi", 1).allowed && hit(multi, "multi", 1).allowed);
+  rw_decision_t denied = hit(multi, "multi", 1);
+  CHECK(denied.allowed == 0 && denied.limit == 2 && denied.retry_after_us <= 1000000);
+  rw_limiter_destroy(multi);
+  rw_store_close(store);
+}
+
+/* ---- A real redis-server on a free loopback port ---- */
+
+static int free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in addr = {0};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  CHECK(bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0);
+  CHECK(getsockname(fd, (struct sockaddr *)&addr, &len) == 0);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+static int can_connect(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in addr = {0};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons((uint16_t)port);
+  int ok = connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0;
+  close(fd);
+  return ok;
+}
+
+static pid_t start_redis(int port) {
+  char port_s[16];
+  snprintf(port_s, sizeof port_s, "%d", port);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (freopen("/dev/null", "w", stdout) == NULL) _exit(126);
+    execlp("redis-server", "redis-server", "--port", port_s, "--bind", "127.0.0.1", "--save", "", "--appendonly",
+           "no", "--enable-debug-command", "yes", (char *)NULL);
+    _exit(127);
+  }
+  for (int i = 0; i < 500 && !can_connect(port); ++i) nanosleep(&(struct timespec){0, 10000000}, NULL);
+  CHECK(can_connect(port));
+  return pid;
+}
+
+static void redis_cli(int port, const char *args) {
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "redis-cli -p %d %s >/dev/null", port, args);
+  CHECK(system(cmd) == 0);
+}
+
+static void test_store_failures(int port) {
+  start_phase("store failures");
+  char url[128];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d?timeout=200ms&pool=1", free_port());
+  rw_store_t *dead = open_store(url);
+  rw_limiter_t *raise = make_limiter_with(dead, "5/minute", "gcra", "rw", "raise");
+  rw_decision_t d;
+  EXPECT_ERROR(rw_hit(raise, "k", 1, 1, &d, &err), RW_ERR_STORE_UNAVAILABLE, "cannot connect");
+  struct async_state s = {0};
+  CHECK(rw_hit_async(raise, "k", 1, 1, on_hit, &s, NULL) == RW_OK);
+  wait_for(&s, 1);
+  CHECK(atomic_load(&s.failed) == 1 && atomic_load(&s.last_status) == RW_ERR_STORE_UNAVAILABLE);
+  rw_limiter_t *open = make_limiter_with(dead, "5/minute", "gcra", "rw", "allow");
+  CHECK(rw_hit(open, "k", 1, 1, &d, NULL) == RW_OK && d.allowed == 1);
+  rw_limiter_t *closed = make_limiter_with(dead, "5/minute", "gcra", "rw", "deny");
+  CHECK(rw_hit(closed, "k", 1, 1, &d, NULL) == RW_OK && d.allowed == 0 && d.retry_after_us > 0);
+  rw_limiter_destroy(raise);
+  rw_limiter_destroy(open);
+  rw_limiter_destroy(closed);
+  rw_store_close(dead);
+
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d?timeout=200ms&pool=1", port);
+  rw_store_t *live = open_store(url);
+  rw_limiter_t *limiter = make_limiter_with(live, "5/minute", "fixed_window", "failures", "raise");
+  CHECK(hit(limiter, "k", 1).allowed);
+  redis_cli(port, "CONFIG SET maxmemory 1");
+  EXPECT_ERROR(rw_hit(limiter, "k", 1, 1, &d, &err), RW_ERR_STORE, "OOM");
+  redis_cli(port, "CONFIG SET maxmemory 0");
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "redis-cli -p %d DEBUG SLEEP 1 >/dev/null &", port);
+  CHECK(system(cmd) == 0);
+  nanosleep(&(struct timespec){0, 200000000}, NULL);
+  EXPECT_ERROR(rw_hit(limiter, "k", 1, 1, &d, &err), RW_ERR_STORE_TIMEOUT, "timeout");
+  nanosleep(&(struct timespec){1, 0}, NULL);
+  CHECK(hit(limiter, "k", 1).allowed); /* reconnected by itself */
+  rw_limiter_destroy(limiter);
+  rw_store_close(live);
+}
+
+int main(void) {
+  test_version_and_status();
+  test_misuse();
+  test_operations("memory://", "rw");
+
+  const int port = free_port();
+  const pid_t redis = start_redis(port);
+  char url[64];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+  test_operations(url, "capi");
+  test_store_failures(port);
+  kill(redis, SIGKILL);
+  waitpid(redis, NULL, 0);
+
+  printf("%d passed, 0 failed\n", checks);
+  return 0;
+}
