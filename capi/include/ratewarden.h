@@ -135,8 +135,9 @@ RW_EXPORT int rw_peek(rw_limiter_t *limiter, const char *key, size_t keylen, int
 RW_EXPORT int rw_reset(rw_limiter_t *limiter, const char *key, size_t keylen, char **errmsg);
 
 /* One hit of `cost` for each of the n keys, in one round trip where the store can (one pipeline for Redis).
- * Writes n decisions to `decisions`. If any key is invalid nothing is charged; if the store fails, the whole batch
- * fails (or, with on_store_error allow / deny, every decision is the fail-open / fail-closed one). n may be 0. */
+ * Writes n decisions to `decisions`. If any key is invalid nothing is charged. Keys the store fails on get
+ * on_store_error's answer: with "allow" / "deny", their fail-open / fail-closed decision (the other keys keep theirs);
+ * with "raise", the call fails (keys the store already decided stay charged). n may be 0. */
 RW_EXPORT int rw_hit_many(rw_limiter_t *limiter, const char *const *keys, const size_t *keylens, size_t n,
                           int64_t cost, rw_decision_t *decisions, char **errmsg);
 

@@ -41,7 +41,12 @@ Limiter::Limiter(std::string_view policy, std::shared_ptr<Store> store, LimiterO
   policies_ = make_policies(parse_rates(policy), PolicyOptions{options_.algorithm, options_.burst, options_.buckets});
   max_cost_ = policies_[0].capacity();
   for (const Policy& p : policies_) {
-    key_suffixes_.push_back(key_suffix(p));
+    std::string suffix = key_suffix(p);
+    // The same rate twice would name one state twice: one hit would charge it twice.
+    if (std::find(key_suffixes_.begin(), key_suffixes_.end(), suffix) != key_suffixes_.end())
+      throw InvalidArgument("the rate " + describe(p) + " appears twice in \"" + std::string(policy.substr(0, 200)) +
+                            "\"");
+    key_suffixes_.push_back(std::move(suffix));
     max_cost_ = std::min(max_cost_, p.capacity());
   }
 }
@@ -123,11 +128,13 @@ std::vector<Decision> Limiter::hit_many(const std::vector<std::string_view>& key
     calls[i] = StoreCall{policies_.data(), storage[i].data(), storage[i].size(), keys[i], cost, Mode::hit};
   }
   std::vector<Decision> out(keys.size());
-  try {
-    store_->decide_many(calls.data(), calls.size(), out.data());
-  } catch (const StoreError&) {
-    if (options_.on_store_error == OnStoreError::raise) throw;
-    std::fill(out.begin(), out.end(), on_failure());
+  std::vector<std::optional<StoreError>> errors(keys.size());
+  store_->decide_many(calls.data(), calls.size(), out.data(), errors.data());
+  // Only the calls that failed get on_store_error's answer; the others keep the store's.
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!errors[i]) continue;
+    if (options_.on_store_error == OnStoreError::raise) throw *errors[i];
+    out[i] = on_failure();
   }
   return out;
 }

@@ -36,8 +36,7 @@ State fresh_state(Algorithm algorithm) {
 }
 
 Outcome run(State& state, int64_t now, const Policy& p, int64_t cost, Mode mode) {
-  // The storage key names the algorithm, so a stored state always matches; reset it defensively if not.
-  if (state.index() != static_cast<size_t>(p.algorithm)) state = fresh_state(p.algorithm);
+  // The storage key names the algorithm, so a stored state always holds that algorithm's alternative.
   switch (p.algorithm) {
     case Algorithm::fixed_window: return fixed_window(std::get<FixedWindowState>(state), now, p, cost, mode);
     case Algorithm::sliding_log: return sliding_log(std::get<SlidingLogState>(state), now, p, cost, mode);

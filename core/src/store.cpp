@@ -9,8 +9,14 @@
 
 namespace ratewarden {
 
-void Store::decide_many(const StoreCall* calls, size_t n, Decision* out) {
-  for (size_t i = 0; i < n; ++i) out[i] = decide(calls[i]);
+void Store::decide_many(const StoreCall* calls, size_t n, Decision* out, std::optional<StoreError>* errors) {
+  for (size_t i = 0; i < n; ++i) {
+    try {
+      out[i] = decide(calls[i]);
+    } catch (const StoreError& e) {
+      errors[i] = e;
+    }
+  }
 }
 
 void validate_key_prefix(const std::string& prefix) {

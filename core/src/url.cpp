@@ -36,16 +36,17 @@ std::string percent_decode(std::string_view in, std::string_view whole) {
 
 }  // namespace
 
+// Masks generously rather than precisely: everything from the first ':' after "://" to the LAST '@' goes, so a
+// password holding '/', '?' or '@' (which a URL should %-encode, but users paste anyway) never shows.
 std::string masked_url(std::string_view text) {
-  size_t scheme_end = text.find("://");
-  if (scheme_end == std::string_view::npos) return std::string(text.substr(0, 200));
-  size_t auth_start = scheme_end + 3;
-  size_t at = text.find('@', auth_start);
-  size_t slash = text.find_first_of("/?", auth_start);
-  if (at == std::string_view::npos || (slash != std::string_view::npos && at > slash)) return std::string(text);
-  size_t colon = text.find(':', auth_start);
-  if (colon == std::string_view::npos || colon > at) return std::string(text);
-  return std::string(text.substr(0, colon + 1)) + "***" + std::string(text.substr(at));
+  const size_t scheme_end = text.find("://");
+  const size_t at = text.rfind('@');
+  if (scheme_end == std::string_view::npos || at == std::string_view::npos || at < scheme_end) {
+    return std::string(text.substr(0, 300));
+  }
+  const size_t colon = text.find(':', scheme_end + 3);
+  if (colon == std::string_view::npos || colon > at) return std::string(text.substr(0, 300));  // no password
+  return std::string(text.substr(0, colon + 1)) + "***" + std::string(text.substr(at, 300));
 }
 
 Url parse_url(std::string_view text) {

@@ -61,6 +61,8 @@ TEST(Limiter, RejectsBadOptions) {
   EXPECT_THROW(Limiter("1/s", store, empty), InvalidArgument);
   EXPECT_THROW(Limiter("1/s", nullptr), InvalidArgument);
   EXPECT_THROW(Limiter("many", store), InvalidArgument);
+  EXPECT_THROW(Limiter("3/10s; 3/10000ms", store), InvalidArgument);  // one rate, twice
+  EXPECT_NO_THROW(Limiter("3/10s; 4/10s", store));
   EXPECT_THROW(parse_on_store_error("ignore"), InvalidArgument);
   EXPECT_EQ(parse_on_store_error("deny"), OnStoreError::deny);
 }
@@ -158,6 +160,33 @@ class FailingStore : public Store {
   std::string describe() const override { return "failing://"; }
 };
 
+// Fault injection: fails the calls whose key starts with "bad", answers the others from a memory store.
+class PartlyFailingStore : public Store {
+ public:
+  Decision decide(const StoreCall& call) override {
+    if (call.tag.substr(0, 3) == "bad") throw StoreError(ErrorCode::store_error, "OOM");
+    return memory_.decide(call);
+  }
+  void reset(const std::string* keys, size_t n, std::string_view tag) override { memory_.reset(keys, n, tag); }
+  std::string describe() const override { return "partly-failing://"; }
+
+ private:
+  MemoryStore memory_;
+};
+
+TEST(Limiter, HitManyAppliesOnStoreErrorPerKey) {
+  auto store = std::make_shared<PartlyFailingStore>();
+  LimiterOptions open;
+  open.on_store_error = OnStoreError::allow;
+  Limiter limiter("1/minute", store, open);
+  EXPECT_TRUE(limiter.hit("good").allowed);
+  std::vector<Decision> d = limiter.hit_many({"good", "bad1", "other"});
+  EXPECT_FALSE(d[0].allowed);  // the store's answer, not the fail-open one
+  EXPECT_TRUE(d[1].allowed);   // failed: fail open
+  EXPECT_TRUE(d[2].allowed);
+  EXPECT_THROW(Limiter("1/minute", store).hit_many({"fine", "bad2"}), StoreError);
+}
+
 TEST(Limiter, OnStoreError) {
   auto store = std::make_shared<FailingStore>();
   LimiterOptions o;
@@ -238,6 +267,19 @@ TEST(OpenStore, ParsesMemoryUrls) {
   for (const char* bad : {"", "memory", "memory://host", "memory://?max_keys=0", "memory://?max_keys=x",
                           "memory://?size=5", "memory://?max_keys=5&max_keys=6", "postgres://db", "memory://?a"}) {
     EXPECT_THROW(open_store(bad), InvalidArgument) << bad;
+  }
+}
+
+TEST(OpenStore, MasksPasswordsEvenWhenTheUrlIsMalformed) {
+  for (const char* url : {"redis://:s3cr/etPW@host:6379x", "redis://:s3cr?etPW@host:6379x",
+                          "redis://user:p@ssw0rd@host:6379?bogus=1", "redis://user:pw@host:1/2/3"}) {
+    try {
+      open_store(url);
+      ADD_FAILURE() << "accepted " << url;
+    } catch (const InvalidArgument& e) {
+      for (const char* secret : {"s3cr", "etPW", "ssw0rd", ":pw@"})
+        EXPECT_EQ(std::string(e.what()).find(secret), std::string::npos) << e.what();
+    }
   }
 }
 

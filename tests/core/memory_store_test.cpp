@@ -88,6 +88,16 @@ TEST(MemoryStore, EvictsTheLeastRecentlyChargedWhenNothingExpired) {
   EXPECT_EQ(limiter.peek("c").remaining, 1);
 }
 
+TEST(MemoryStore, AClockBeforeItsOriginStillWorks) {
+  ManualClock clock(-5500000);  // an injected clock may start anywhere
+  Limiter limiter("3/s", memory_store(clock), with_algorithm(Algorithm::sliding_window));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(limiter.hit("k").allowed);
+  Decision denied = limiter.hit("k");
+  EXPECT_FALSE(denied.allowed);
+  clock.advance(denied.retry_after_us);
+  EXPECT_TRUE(limiter.hit("k").allowed);
+}
+
 struct Hammer {
   Algorithm algorithm;
   const char* rate;

@@ -53,6 +53,24 @@ TEST_P(RedisConformance, MatchesTheVectors) {
 INSTANTIATE_TEST_SUITE_P(Vectors, RedisConformance, ::testing::ValuesIn(conformance_cases()),
                          conformance_case_name);
 
+// At the widest bucket allowed (~104 days) the Lua arithmetic must still be exact: both stores agree.
+TEST(RedisStore, AgreesWithMemoryAtTheBucketWidthBound) {
+  LimiterOptions o = with_algorithm(Algorithm::sliding_window);
+  o.buckets = 1;
+  o.prefix = "widest";
+  ManualClock redis_clock, memory_clock;
+  Limiter on_redis("2/2501h", redis_with_clock(redis_clock), o);
+  Limiter in_memory("2/2501h", memory_store(memory_clock), o);
+  const int64_t w = on_redis.policies()[0].bucket_width_us();
+  on_redis.reset("k");
+  const int64_t start = (redis_clock.now() / w + 1) * w;
+  for (int64_t t : {start - 1, start - 1, start, start + 1, start + w / 3, start + w - 1}) {
+    redis_clock.set(t);
+    memory_clock.set(t);
+    EXPECT_EQ(on_redis.hit("k"), in_memory.hit("k")) << t - start;
+  }
+}
+
 TEST(RedisStore, UsesTheServerClockByDefault) {
   Limiter limiter("2/minute", redis());
   limiter.reset("clock");

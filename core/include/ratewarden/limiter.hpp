@@ -43,7 +43,8 @@ class Limiter {
   Decision peek(std::string_view key, int64_t cost = 1);
   // Forgets the key (every policy).
   void reset(std::string_view key);
-  // One hit per key, in one round trip where the store can.
+  // One hit per key, in one round trip where the store can. Keys the store failed on get on_store_error's answer;
+  // with raise, the first failure is thrown (keys the store already decided stay charged).
   std::vector<Decision> hit_many(const std::vector<std::string_view>& keys, int64_t cost = 1);
 
   const std::vector<Policy>& policies() const { return policies_; }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,12 +19,13 @@ namespace ratewarden {
 struct RedisStoreOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
-  std::string user;      // ACL user (Redis 6+); empty for the default user
-  std::string password;  // AUTH when set (or when has_password: an empty password is still sent)
-  bool has_password = false;
+  std::string user;                     // ACL user (Redis 6+); empty for the default user
+  std::optional<std::string> password;  // AUTH when set
   int db = 0;
   int64_t connect_timeout_us = 1000000;
-  int64_t timeout_us = 1000000;  // per command batch: no call waits longer for the server
+  // The longest the server may stay silent while a call writes or waits for a reply. A call queued behind other
+  // callers' batch on its connection may wait for that batch too, so its total can reach a few timeouts.
+  int64_t timeout_us = 1000000;
   int pool = 4;                  // connections
   // Tests only: pass this clock's time to the scripts instead of the server's TIME.
   Clock clock;
@@ -38,7 +40,7 @@ class RedisStore final : public Store {
   ~RedisStore() override;
 
   Decision decide(const StoreCall& call) override;
-  void decide_many(const StoreCall* calls, size_t n, Decision* out) override;
+  void decide_many(const StoreCall* calls, size_t n, Decision* out, std::optional<StoreError>* errors) override;
   void reset(const std::string* keys, size_t count, std::string_view tag) override;
   std::string describe() const override;
 

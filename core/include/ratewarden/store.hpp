@@ -3,11 +3,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ratewarden/decision.hpp"
+#include "ratewarden/errors.hpp"
 #include "ratewarden/policy.hpp"
 
 namespace ratewarden {
@@ -29,8 +31,9 @@ class Store {
 
   // Runs the algorithm of every policy of the call atomically. Throws StoreError when the store fails.
   virtual Decision decide(const StoreCall& call) = 0;
-  // Independent calls, in one round trip where the store can. Writes one decision per call to `out`.
-  virtual void decide_many(const StoreCall* calls, size_t n, Decision* out);
+  // Independent calls, in one round trip where the store can. For each call, writes its decision to out[i], or its
+  // failure to errors[i] (which is left empty on success): one call failing does not hide the others' answers.
+  virtual void decide_many(const StoreCall* calls, size_t n, Decision* out, std::optional<StoreError>* errors);
   // Forgets the given storage keys.
   virtual void reset(const std::string* keys, size_t count, std::string_view tag) = 0;
   // The store's URL with any password masked: safe to log.

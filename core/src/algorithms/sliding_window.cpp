@@ -1,6 +1,7 @@
 // sliding_window: clock-aligned bucket counters; the oldest bucket is weighted by its overlap with the window, in
 // integer thousandths so that the Lua script computes the very same numbers.
 #include <algorithm>
+#include <optional>
 
 #include "ratewarden/algorithms.hpp"
 
@@ -8,14 +9,14 @@ namespace ratewarden {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b < 0 ? 1 : 0); }
 
 // The buckets live in a ring of n + 1 slots: bucket k in slot k mod (n + 1).
 class Ring {
  public:
   Ring(SlidingWindowState& s, int64_t n) : s_(s), slots_(n + 1) {}
   int64_t& at(int64_t k) { return s_.counts[slot(k)]; }
-  // Buckets before the clock's origin (k < 0) never held anything.
-  int64_t get(int64_t k) const { return k > s_.newest || k <= s_.newest - slots_ || k < 0 ? 0 : s_.counts[slot(k)]; }
+  int64_t get(int64_t k) const { return k > s_.newest || k <= s_.newest - slots_ ? 0 : s_.counts[slot(k)]; }
   // Moves the newest bucket forward to c, clearing the slots it passes.
   void advance(int64_t c) {
     if (s_.counts.empty()) {
@@ -28,7 +29,8 @@ class Ring {
   }
 
  private:
-  size_t slot(int64_t k) const { return static_cast<size_t>(k % slots_); }
+  // Floor modulo: an injected clock may run before its origin (k < 0).
+  size_t slot(int64_t k) const { return static_cast<size_t>(((k % slots_) + slots_) % slots_); }
 
   SlidingWindowState& s_;
   int64_t slots_;
@@ -41,14 +43,15 @@ Outcome sliding_window(SlidingWindowState& s, int64_t now, const Policy& p, int6
   const int64_t w = p.bucket_width_us();
   Ring ring(s, n);
   if (!s.counts.empty()) now = std::max(now, s.newest * w);  // a clock that went back: not before the state
-  const int64_t c = now / w;
+  const int64_t c = floor_div(now, w);
   const int64_t e = now - c * w;
   ring.advance(c);
 
   int64_t full = 0;
   for (int64_t k = c - n + 1; k <= c; ++k) full += ring.get(k);
   const int64_t old = ring.get(c - n);
-  const int64_t weight = ceil_div((w - e) * 1000, w);
+  // ceil((w - e) * 1000 / w), computed so that no intermediate value exceeds w * 1000 (< 2^53).
+  const int64_t weight = 1000 - e * 1000 / w;
   int64_t estimate = full + ceil_div(old * weight, 1000);
 
   Outcome out;
@@ -77,16 +80,12 @@ Outcome sliding_window(SlidingWindowState& s, int64_t now, const Policy& p, int6
       break;
     }
   }
-  int64_t newest_counted = -1;
-  for (int64_t k = c; k >= c - n; --k) {
-    if (ring.get(k) > 0) {
-      newest_counted = k;
-      break;
-    }
-  }
+  std::optional<int64_t> newest_counted;
+  for (int64_t k = c; k >= c - n && !newest_counted; --k)
+    if (ring.get(k) > 0) newest_counted = k;
   d.used = estimate;
   d.remaining = std::max<int64_t>(0, p.limit - estimate);
-  d.reset_after_us = newest_counted < 0 ? 0 : (newest_counted + n + 1) * w - now;
+  d.reset_after_us = newest_counted ? (*newest_counted + n + 1) * w - now : 0;
   out.expires_at_us = now + d.reset_after_us;
   return out;
 }

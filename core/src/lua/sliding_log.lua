@@ -3,9 +3,11 @@
 -- same instant are one member with the summed cost. A saved hit first removes the members with
 -- score <= now - period, so a key holds at most `limit` members (each costs at least 1).
 
+-- Reads only the live members, (now - period, +inf], oldest first: the cost of a call grows with the limit, not
+-- with what expired.
 local function load_state(key, p)
   local entries = {}
-  for i, m in ipairs(redis.call('ZRANGE', key, '0', '-1')) do  -- oldest first
+  for i, m in ipairs(redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now - p.period), '+inf')) do
     local t, c = string.match(m, '^(-?%d+):(%d+)$')
     entries[i] = {t = tonumber(t), cost = tonumber(c)}
   end

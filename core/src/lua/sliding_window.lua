@@ -29,7 +29,7 @@ local function evaluate(s, now, p, cost, hit)
   local full = 0
   for k = c - n + 1, c do full = full + get(k) end
   local old = get(c - n)
-  local weight = idiv((w - e) * 1000 + w - 1, w)  -- in thousandths, rounded up
+  local weight = 1000 - idiv(e * 1000, w)  -- ceil((w - e) * 1000 / w), with no value above w * 1000
   local estimate = full + idiv(old * weight + 999, 1000)
 
   local allowed = estimate + cost <= p.limit

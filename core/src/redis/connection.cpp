@@ -55,7 +55,15 @@ void RedisConnection::execute(RedisRequest* const* requests, size_t n) {
     std::vector<RedisRequest*> batch;
     batch.swap(queue_);
     lock.unlock();
-    run_batch(batch);
+    try {
+      run_batch(batch);
+    } catch (const std::exception& e) {
+      // Never leave a caller waiting: whatever has no reply fails, and the connection starts afresh.
+      for (RedisRequest* r : batch)
+        if (r->reply == nullptr && r->error_message.empty())
+          fail(r, ErrorCode::internal, endpoint_.name + ": " + e.what());
+      drop_connection();
+    }
     lock.lock();
     for (RedisRequest* r : batch) r->done = true;
     busy_ = false;
@@ -157,11 +165,11 @@ bool RedisConnection::connect(ErrorCode& code, std::string& message) {
     for (std::string_view a : args) w.arg(a);
     setup.push_back(std::move(r));
   };
-  if (endpoint_.has_password) {
+  if (endpoint_.password) {
     if (endpoint_.user.empty())
-      add({"AUTH", endpoint_.password});
+      add({"AUTH", *endpoint_.password});
     else
-      add({"AUTH", endpoint_.user, endpoint_.password});
+      add({"AUTH", endpoint_.user, *endpoint_.password});
   }
   const std::string db = std::to_string(endpoint_.db);
   if (endpoint_.db != 0) add({"SELECT", db});
@@ -170,15 +178,20 @@ bool RedisConnection::connect(ErrorCode& code, std::string& message) {
   std::vector<RedisRequest*> batch;
   for (auto& r : setup) batch.push_back(r.get());
   if (!exchange(batch, false)) {
-    code = batch[0]->error;
-    message = batch[0]->error_message;
+    for (RedisRequest* r : batch) {
+      if (!r->error_message.empty()) {
+        code = r->error;
+        message = r->error_message;
+        break;
+      }
+    }
     return false;
   }
   for (RedisRequest* r : batch) {
     if (r->reply->type == REDIS_REPLY_ERROR) {
       // Redis's own text ("WRONGPASS ...", "ERR DB index is out of range") never contains the password.
       code = ErrorCode::store_error;
-      message = endpoint_.name + ": " + (r == batch[0] && endpoint_.has_password ? "authentication failed: " : "") +
+      message = endpoint_.name + ": " + (r == batch[0] && endpoint_.password ? "authentication failed: " : "") +
                 r->reply->str;
       drop_connection();
       return false;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,7 @@ struct RedisEndpoint {
   std::string host;
   int port = 6379;
   std::string user;
-  std::string password;
-  bool has_password = false;
+  std::optional<std::string> password;
   int db = 0;
   int64_t connect_timeout_us = 1000000;
   int64_t timeout_us = 1000000;

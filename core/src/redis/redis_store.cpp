@@ -59,7 +59,6 @@ RedisStore::RedisStore(RedisStoreOptions options) : options_(std::move(options))
   endpoint_->port = options_.port;
   endpoint_->user = options_.user;
   endpoint_->password = options_.password;
-  endpoint_->has_password = options_.has_password || !options_.password.empty();
   endpoint_->db = options_.db;
   endpoint_->connect_timeout_us = options_.connect_timeout_us;
   endpoint_->timeout_us = options_.timeout_us;
@@ -81,8 +80,8 @@ Decision RedisStore::decide(const StoreCall& call) {
   return to_decision(req, endpoint_->name);
 }
 
-// One pipeline for the whole batch. A failure of any call fails the batch.
-void RedisStore::decide_many(const StoreCall* calls, size_t n, Decision* out) {
+// One pipeline for the whole batch; each call gets its own answer or error.
+void RedisStore::decide_many(const StoreCall* calls, size_t n, Decision* out, std::optional<StoreError>* errors) {
   if (n == 0) return;
   std::vector<RedisRequest> reqs(n);
   std::vector<RedisRequest*> ptrs(n);
@@ -92,7 +91,13 @@ void RedisStore::decide_many(const StoreCall* calls, size_t n, Decision* out) {
     ptrs[i] = &reqs[i];
   }
   next_connection().execute(ptrs.data(), n);
-  for (size_t i = 0; i < n; ++i) out[i] = to_decision(reqs[i], endpoint_->name);
+  for (size_t i = 0; i < n; ++i) {
+    try {
+      out[i] = to_decision(reqs[i], endpoint_->name);
+    } catch (const StoreError& e) {
+      errors[i] = e;
+    }
+  }
 }
 
 void RedisStore::reset(const std::string* keys, size_t count, std::string_view) {
@@ -108,8 +113,7 @@ void RedisStore::reset(const std::string* keys, size_t count, std::string_view) 
 
 std::string RedisStore::describe() const {
   std::string auth;
-  if (!options_.user.empty() || options_.has_password || !options_.password.empty())
-    auth = options_.user + (options_.has_password || !options_.password.empty() ? ":***" : "") + "@";
+  if (!options_.user.empty() || options_.password) auth = options_.user + (options_.password ? ":***" : "") + "@";
   std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
   return "redis://" + auth + host + ":" + std::to_string(options_.port) + "/" + std::to_string(options_.db) +
          "?timeout=" + std::to_string(options_.timeout_us / 1000) + "ms&connect_timeout=" +

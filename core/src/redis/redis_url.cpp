@@ -27,10 +27,9 @@ int parse_port(std::string_view text, const std::string& port) {
 RedisStoreOptions redis_options_from_url(Url& url, std::string_view text) {
   RedisStoreOptions o;
   o.user = url.user;
-  o.password = url.password;
-  o.has_password = url.has_password;
+  if (url.has_password) o.password = url.password;
   std::string hostport = url.hosts;
-  if (hostport.find(',') != std::string::npos) bad(text, "redis:// takes one host; use redis+cluster:// for several");
+  if (hostport.find(',') != std::string::npos) bad(text, "redis:// takes one host");
   if (!hostport.empty() && hostport[0] == '[') {  // [::1]:6379
     size_t close = hostport.find(']');
     if (close == std::string::npos) bad(text, "unclosed '[' in the host");
