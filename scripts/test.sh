@@ -20,5 +20,5 @@ run_suite() {  # name, build dir, ctest filter, cmake options...
 
 run_suite "core tests" build-test "" -DCMAKE_BUILD_TYPE=Debug
 run_suite "core tests under ASan + UBSan" build-asan "" -DCMAKE_BUILD_TYPE=Debug -DRATEWARDEN_SANITIZE=ON
-run_suite "concurrency tests under TSan" build-tsan "MemoryStore|Threads|AcrossProcesses|ScriptFlush|RedisFailures|HitAsync|capi_c" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DRATEWARDEN_TSAN=ON
+concurrent="MemoryStore|Threads|AcrossProcesses|ScriptFlush|RedisFailures|HitAsync|capi_c|cluster_tests"
+run_suite "concurrency tests under TSan" build-tsan "$concurrent" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRATEWARDEN_TSAN=ON

@@ -2,6 +2,7 @@
 #include "ratewarden/store.hpp"
 
 #include "ratewarden/errors.hpp"
+#include "ratewarden/cluster_store.hpp"
 #include "ratewarden/memory_store.hpp"
 #include "ratewarden/redis_store.hpp"
 #include "redis/redis_url.hpp"
@@ -49,7 +50,13 @@ std::shared_ptr<Store> open_scheme(Url& url, std::string_view text) {
     reject_unknown_options(url, text);
     return std::make_shared<RedisStore>(options);
   }
-  throw InvalidArgument("unsupported store URL \"" + masked_url(text) + "\": expected memory:// or redis://");
+  if (url.scheme == "redis+cluster") {
+    ClusterStoreOptions options = cluster_options_from_url(url, text);
+    reject_unknown_options(url, text);
+    return std::make_shared<ClusterStore>(options);
+  }
+  throw InvalidArgument("unsupported store URL \"" + masked_url(text) +
+                        "\": expected memory://, redis:// or redis+cluster://");
 }
 
 }  // namespace

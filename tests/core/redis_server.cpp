@@ -31,6 +31,17 @@ std::string reply_text(const redisReply* r) {
 
 }  // namespace
 
+bool port_is_free(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return free;
+}
+
 int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -45,13 +56,15 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
-RedisServer::RedisServer(std::vector<std::string> args) : args_(std::move(args)) {
+RedisServer::RedisServer(std::vector<std::string> args, bool cluster_node) : args_(std::move(args)) {
   char tmpl[] = "/tmp/ratewarden-redis-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
   // Another process may take the free port first: then redis-server exits and we try another.
   for (int attempt = 0;; ++attempt) {
     port_ = free_port();
+    // The cluster bus listens on port + 10000: pick ports low enough, with the bus port free too.
+    while (cluster_node && (port_ > 55000 || !port_is_free(port_ + 10000))) port_ = 20000 + std::rand() % 30000;
     try {
       start();
       return;
@@ -126,6 +139,48 @@ std::string RedisServer::command(const std::vector<std::string>& args, const std
   redisFree(c);
   if (error) throw std::runtime_error("redis: " + out);
   return out;
+}
+
+RedisCluster::RedisCluster() {
+  const std::vector<std::string> args = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                                         "--cluster-node-timeout", "2000",
+                                         // The other masters keep serving their slots when one is down.
+                                         "--cluster-require-full-coverage", "no"};
+  std::string create = "redis-cli --cluster create";
+  for (int i = 0; i < 3; ++i) {
+    nodes_.push_back(std::make_unique<RedisServer>(args, true));
+    create += " 127.0.0.1:" + std::to_string(nodes_.back()->port());
+  }
+  create += " --cluster-replicas 0 --cluster-yes >/dev/null 2>&1";
+  if (std::system(create.c_str()) != 0) throw std::runtime_error("redis-cli --cluster create failed");
+  for (int i = 0; i < 1000; ++i) {
+    bool ok = true;
+    for (auto& n : nodes_) ok = ok && n->command({"CLUSTER", "INFO"}).find("cluster_state:ok") != std::string::npos;
+    if (ok) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw std::runtime_error("the test cluster never reached cluster_state:ok");
+}
+
+std::string RedisCluster::url() const {
+  std::string hosts;
+  for (const auto& n : nodes_) hosts += (hosts.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(n->port());
+  return "redis+cluster://" + hosts;
+}
+
+std::string RedisCluster::node_id(size_t i) const { return nodes_[i]->command({"CLUSTER", "MYID"}); }
+
+// Only the master owning the key's slot answers for it; the others reply MOVED (an error).
+size_t RedisCluster::master_of(const std::string& key) const {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (!nodes_[i]->running()) continue;
+    try {
+      nodes_[i]->command({"EXISTS", key});
+      return i;
+    } catch (const std::runtime_error&) {
+    }
+  }
+  throw std::runtime_error("no running master serves " + key);
 }
 
 }  // namespace ratewarden::testing

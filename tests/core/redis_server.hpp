@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,9 @@ namespace ratewarden::testing {
 
 class RedisServer {
  public:
-  // Extra redis-server arguments, e.g. {"--requirepass", "secret"}.
-  explicit RedisServer(std::vector<std::string> args = {});
+  // Extra redis-server arguments, e.g. {"--requirepass", "secret"}. A cluster node also needs port + 10000 free
+  // (its cluster bus).
+  explicit RedisServer(std::vector<std::string> args = {}, bool cluster_node = false);
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
@@ -36,5 +38,20 @@ class RedisServer {
 
 // A loopback TCP port nobody listens on right now.
 int free_port();
+
+// Three masters on loopback in fresh directories, joined by `redis-cli --cluster create`; stopped on destruction.
+class RedisCluster {
+ public:
+  RedisCluster();
+  std::string url() const;  // redis+cluster://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
+  RedisServer& node(size_t i) { return *nodes_[i]; }
+  size_t size() const { return nodes_.size(); }
+  // The index of the master serving `key`'s slot, and each master's node id.
+  size_t master_of(const std::string& key) const;
+  std::string node_id(size_t i) const;
+
+ private:
+  std::vector<std::unique_ptr<RedisServer>> nodes_;
+};
 
 }  // namespace ratewarden::testing

@@ -3,6 +3,7 @@
 
 #include "ratewarden/algorithms.hpp"
 #include "ratewarden/clock.hpp"
+#include "ratewarden/cluster_store.hpp"
 #include "ratewarden/decision.hpp"
 #include "ratewarden/errors.hpp"
 #include "ratewarden/limiter.hpp"

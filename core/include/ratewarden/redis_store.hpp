@@ -4,35 +4,36 @@
 // clock. Concurrent decisions are pipelined onto a small pool of connections.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "ratewarden/clock.hpp"
 #include "ratewarden/store.hpp"
 
 namespace ratewarden {
 
-struct RedisStoreOptions {
-  std::string host = "127.0.0.1";
-  int port = 6379;
+// What every Redis store (single node or cluster) needs to talk to a server.
+struct RedisClientOptions {
   std::string user;                     // ACL user (Redis 6+); empty for the default user
   std::optional<std::string> password;  // AUTH when set
-  int db = 0;
   int64_t connect_timeout_us = 1000000;
   // The longest the server may stay silent while a call writes or waits for a reply. A call queued behind other
   // callers' batch on its connection may wait for that batch too, so its total can reach a few timeouts.
   int64_t timeout_us = 1000000;
-  int pool = 4;                  // connections
+  int pool = 4;  // connections (per node)
   // Tests only: pass this clock's time to the scripts instead of the server's TIME.
   Clock clock;
 };
 
-class RedisConnection;
-struct RedisEndpoint;
+struct RedisStoreOptions : RedisClientOptions {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  int db = 0;
+};
+
+class RedisNode;
 
 class RedisStore final : public Store {
  public:
@@ -45,12 +46,8 @@ class RedisStore final : public Store {
   std::string describe() const override;
 
  private:
-  RedisConnection& next_connection();
-
   RedisStoreOptions options_;
-  std::unique_ptr<RedisEndpoint> endpoint_;
-  std::vector<std::unique_ptr<RedisConnection>> pool_;
-  std::atomic<uint32_t> next_{0};
+  std::unique_ptr<RedisNode> node_;
 };
 
 }  // namespace ratewarden

@@ -54,6 +54,7 @@ void validate_key_prefix(const std::string& prefix);
 // Opens a store from its URL (throws InvalidArgument for a bad one):
 //   memory://[?max_keys=N&shards=N]
 //   redis://[user[:password]@]host[:port][/db][?timeout=1s&connect_timeout=1s&pool=4]
+//   redis+cluster://[user[:password]@]host:port[,host:port...][?timeout=1s&connect_timeout=1s&pool=4]
 // Every scheme also takes ?prefix=P, the store's key_prefix.
 std::shared_ptr<Store> open_store(std::string_view url);
 

@@ -92,7 +92,7 @@ void RedisConnection::run_batch(const std::vector<RedisRequest*>& batch) {
 bool RedisConnection::exchange(const std::vector<RedisRequest*>& batch, bool as_eval) {
   std::string out;
   for (RedisRequest* r : batch) {
-    if (!as_eval) {
+    if (!as_eval && !r->send_body) {
       out += r->command;
       continue;
     }

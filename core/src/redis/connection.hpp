@@ -39,11 +39,21 @@ struct RedisRequest {
   const std::string* script = nullptr;
   size_t argc = 0;
   size_t args_offset = 0;
+  // Send EVAL with the body at once: after ASKING, a NOSCRIPT retry would arrive without it.
+  bool send_body = false;
 
   ReplyPtr reply{nullptr, freeReplyObject};
   ErrorCode error = ErrorCode::internal;
   std::string error_message;  // empty when a reply arrived
   bool done = false;          // guarded by the connection's mutex
+
+  // Makes the request ready to be sent again (after a cluster redirection).
+  void clear_result() {
+    reply.reset();
+    error = ErrorCode::internal;
+    error_message.clear();
+    done = false;
+  }
 };
 
 class RedisConnection {

@@ -1,0 +1,61 @@
+#include "commands.hpp"
+
+#include "ratewarden/errors.hpp"
+#include "resp.hpp"
+#include "scripts.hpp"
+
+namespace ratewarden {
+namespace {
+
+[[noreturn]] void throw_reply_error(const RedisRequest& req, const std::string& name) {
+  if (!req.error_message.empty()) throw StoreError(req.error, req.error_message);
+  const redisReply* r = req.reply.get();
+  if (r != nullptr && r->type == REDIS_REPLY_ERROR) throw StoreError(ErrorCode::store_error, name + ": " + r->str);
+  throw StoreError(ErrorCode::store_error, name + ": unexpected reply");
+}
+
+}  // namespace
+
+std::string script_now(const Clock& clock) { return clock ? std::to_string(clock()) : std::string(); }
+
+void build_script_call(RedisRequest& req, const StoreCall& call, const std::string& now) {
+  const LuaScript& script = lua_script(call.policies[0].algorithm);
+  const size_t argc = 3 + call.count + 3 + 3 * call.count;
+  req.script = &script.body;
+  req.argc = argc;
+  RespWriter w(req.command, argc);
+  w.arg("EVALSHA").arg(script.sha);
+  req.args_offset = req.command.size();
+  w.arg(static_cast<int64_t>(call.count));
+  for (size_t i = 0; i < call.count; ++i) w.arg(call.keys[i]);
+  w.arg(call.cost).arg(call.mode == Mode::hit ? "1" : "0").arg(now);
+  for (size_t i = 0; i < call.count; ++i) {
+    const Policy& p = call.policies[i];
+    const int64_t extra = p.uses_burst() ? p.burst : p.algorithm == Algorithm::sliding_window ? p.buckets : 0;
+    w.arg(p.limit).arg(p.period_us).arg(extra);
+  }
+}
+
+void build_delete(RedisRequest& req, const std::string* keys, size_t count) {
+  RespWriter w(req.command, 1 + count);
+  w.arg("DEL");
+  for (size_t i = 0; i < count; ++i) w.arg(keys[i]);
+}
+
+Decision to_decision(const RedisRequest& req, const std::string& name) {
+  const redisReply* r = req.reply.get();
+  if (!req.error_message.empty() || r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 6)
+    throw_reply_error(req, name);
+  int64_t v[6];
+  for (size_t i = 0; i < 6; ++i) {
+    if (r->element[i]->type != REDIS_REPLY_INTEGER) throw_reply_error(req, name);
+    v[i] = r->element[i]->integer;
+  }
+  return Decision{v[0] == 1, v[1], v[2], v[3], v[4], v[5]};
+}
+
+void expect_reply(const RedisRequest& req, int type, const std::string& name) {
+  if (!req.error_message.empty() || req.reply == nullptr || req.reply->type != type) throw_reply_error(req, name);
+}
+
+}  // namespace ratewarden

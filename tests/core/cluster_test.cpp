@@ -1,0 +1,216 @@
+// The cluster store against a real 3-master Redis Cluster on loopback (started and stopped by the tests).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "conformance.hpp"
+#include "redis_server.hpp"
+#include "test_support.hpp"
+
+namespace ratewarden::testing {
+namespace {
+
+using Ms = std::chrono::milliseconds;
+
+RedisCluster& cluster() {
+  static RedisCluster c;
+  return c;
+}
+
+std::shared_ptr<Store> cluster_store(const std::string& query = "") { return open_store(cluster().url() + query); }
+
+std::string slot_of(const std::string& key) { return cluster().node(0).command({"CLUSTER", "KEYSLOT", key}); }
+
+class ClusterConformance : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(ClusterConformance, MatchesTheVectors) {
+  ManualClock clock;
+  ClusterStoreOptions o;
+  o.seeds = {{"127.0.0.1", cluster().node(0).port()}};  // the other masters are discovered
+  o.clock = clock.clock();
+  run_conformance_case(GetParam(), std::make_shared<ClusterStore>(o), [&](int64_t now) { clock.set(now); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, ClusterConformance, ::testing::ValuesIn(conformance_cases()),
+                         conformance_case_name);
+
+TEST(Cluster, KeysSpreadOverEveryMaster) {
+  Limiter limiter("5/minute", cluster_store("?prefix=spread"));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 300; ++i) keys.push_back("user" + std::to_string(i));
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  for (const Decision& d : limiter.hit_many(views)) EXPECT_TRUE(d.allowed);
+  std::vector<int> per_master(cluster().size(), 0);
+  for (const auto& key : keys) {
+    const std::string stored = limiter.storage_key(key, 0);
+    const size_t master = cluster().master_of(stored);
+    ++per_master[master];
+    EXPECT_EQ(cluster().node(master).command({"EXISTS", stored}), "1") << stored;
+    EXPECT_NE(cluster().node(master).command({"CLUSTER", "COUNTKEYSINSLOT", slot_of(stored)}), "0");
+  }
+  for (size_t i = 0; i < per_master.size(); ++i) EXPECT_GT(per_master[i], 50) << "master " << i;
+}
+
+TEST(Cluster, EveryPolicyOfAKeySharesOneSlot) {
+  Limiter limiter("2/second; 5/minute; 100/day", cluster_store("?prefix=multi"), with_algorithm(Algorithm::gcra));
+  const std::string key("a}b{c", 5);  // braces inside the key do not split its policies
+  EXPECT_TRUE(limiter.hit(key).allowed);
+  EXPECT_TRUE(limiter.hit(key).allowed);
+  EXPECT_FALSE(limiter.hit(key).allowed);
+  EXPECT_EQ(slot_of(limiter.storage_key(key, 0)), slot_of(limiter.storage_key(key, 1)));
+  EXPECT_EQ(slot_of(limiter.storage_key(key, 0)), slot_of(limiter.storage_key(key, 2)));
+  limiter.reset(key);
+  EXPECT_TRUE(limiter.hit(key).allowed);
+}
+
+// 8 processes x 4 threads on one key: exactly `limit` allowed.
+class ClusterAcrossProcesses : public ::testing::TestWithParam<Algorithm> {};
+
+TEST_P(ClusterAcrossProcesses, AdmitExactlyTheLimit) {
+  const std::string url = cluster().url() + "?prefix=exact" + std::string(algorithm_name(GetParam()));
+  Limiter(("1000/hour"), open_store(url), with_algorithm(GetParam())).reset("hot");
+  std::vector<pid_t> children;
+  std::vector<int> pipes;
+  for (int p = 0; p < 8; ++p) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(fds[0]);
+      std::atomic<int64_t> allowed{0};
+      {
+        Limiter limiter("1000/hour", open_store(url + "&pool=2"), with_algorithm(GetParam()));
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t)
+          threads.emplace_back([&] {
+            for (int i = 0; i < 60; ++i)
+              if (limiter.hit("hot").allowed) allowed.fetch_add(1);
+          });
+        for (auto& th : threads) th.join();
+      }
+      int64_t n = allowed.load();
+      ssize_t w = ::write(fds[1], &n, sizeof n);
+      ::_exit(w == sizeof n ? 0 : 1);
+    }
+    ::close(fds[1]);
+    children.push_back(pid);
+    pipes.push_back(fds[0]);
+  }
+  int64_t total = 0;
+  for (size_t i = 0; i < children.size(); ++i) {
+    int64_t n = -1;
+    ASSERT_EQ(::read(pipes[i], &n, sizeof n), static_cast<ssize_t>(sizeof n));
+    ::close(pipes[i]);
+    int status = 0;
+    ::waitpid(children[i], &status, 0);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    total += n;
+  }
+  EXPECT_EQ(total, 1000);
+}
+
+INSTANTIATE_TEST_SUITE_P(Exact, ClusterAcrossProcesses,
+                         ::testing::Values(Algorithm::fixed_window, Algorithm::sliding_log, Algorithm::token_bucket,
+                                           Algorithm::gcra),
+                         [](const auto& info) { return std::string(algorithm_name(info.param)); });
+
+// Moves the slot of `key` from its master to another one, key by key with MIGRATE, as redis-cli --cluster reshard
+// does.
+void migrate_slot_of(const std::string& key, size_t to) {
+  const size_t from = cluster().master_of(key);
+  const std::string slot = slot_of(key), from_id = cluster().node_id(from), to_id = cluster().node_id(to);
+  cluster().node(to).command({"CLUSTER", "SETSLOT", slot, "IMPORTING", from_id});
+  cluster().node(from).command({"CLUSTER", "SETSLOT", slot, "MIGRATING", to_id});
+  while (true) {
+    std::string keys = cluster().node(from).command({"CLUSTER", "GETKEYSINSLOT", slot, "100"});
+    if (keys.empty()) break;
+    std::vector<std::string> cmd = {"MIGRATE", "127.0.0.1", std::to_string(cluster().node(to).port()), "", "0",
+                                    "5000", "KEYS"};
+    std::istringstream lines(keys);
+    for (std::string k; std::getline(lines, k);) cmd.push_back(k);
+    cluster().node(from).command(cmd);
+    std::this_thread::sleep_for(Ms(5));  // let traffic meet the half-migrated slot
+  }
+  for (size_t i = 0; i < cluster().size(); ++i) cluster().node(i).command({"CLUSTER", "SETSLOT", slot, "NODE", to_id});
+}
+
+TEST(ClusterMigration, MovingAHotSlotUnderTrafficLosesNothing) {
+  // Two policies: two keys in the slot, so the migration also meets multi-key scripts (ASK, TRYAGAIN).
+  // No cached scripts: an ASK must then carry the script body (a NOSCRIPT retry would lose its ASKING).
+  for (size_t i = 0; i < cluster().size(); ++i) cluster().node(i).command({"SCRIPT", "FLUSH"});
+  Limiter limiter("2000/hour; 100000/day", cluster_store("?prefix=migrate"));
+  limiter.reset("hot");
+  limiter.hit("hot");  // the keys exist before the move
+  const std::string stored = limiter.storage_key("hot", 0);
+  const size_t from = cluster().master_of(stored), to = (from + 1) % cluster().size();
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> allowed{1}, errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 1500 || !stop; ++i) {
+        try {
+          if (limiter.hit("hot").allowed) allowed++;
+        } catch (const Error& e) {
+          errors++;
+          ADD_FAILURE() << e.what();
+        }
+        if (i > 20000) break;
+      }
+    });
+  std::this_thread::sleep_for(Ms(30));
+  migrate_slot_of(stored, to);
+  stop = true;
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(allowed.load(), 2000);
+  EXPECT_EQ(cluster().master_of(stored), to);
+  EXPECT_FALSE(limiter.hit("hot").allowed);
+}
+
+// A cluster of its own: this test stops a master.
+TEST(ClusterFailure, AStoppedMasterFailsOnlyItsSlots) {
+  RedisCluster own;
+  Limiter limiter("1000/minute", open_store(own.url() + "?timeout=300ms&connect_timeout=300ms&prefix=down"));
+  // One key per master.
+  std::vector<std::string> key_on(own.size());
+  for (int i = 0; std::find(key_on.begin(), key_on.end(), "") != key_on.end(); ++i) {
+    const std::string key = "k" + std::to_string(i);
+    std::string& slot_owner_key = key_on[own.master_of(limiter.storage_key(key, 0))];
+    if (slot_owner_key.empty()) slot_owner_key = key;
+  }
+  for (const auto& key : key_on) EXPECT_TRUE(limiter.hit(key).allowed);
+  own.node(0).kill();
+  for (int round = 0; round < 2; ++round) {
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      limiter.hit(key_on[0]);
+      ADD_FAILURE() << "a stopped master answered";
+    } catch (const StoreError& e) {
+      EXPECT_TRUE(e.code() == ErrorCode::store_unavailable || e.code() == ErrorCode::store_timeout) << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, Ms(1500));
+    EXPECT_TRUE(limiter.hit(key_on[1]).allowed);
+    EXPECT_TRUE(limiter.hit(key_on[2]).allowed);
+    std::this_thread::sleep_for(Ms(2500));  // past cluster-node-timeout: the others mark it failed
+  }
+}
+
+TEST(ClusterUrl, ParsesSeedsAndRejectsBadOnes) {
+  EXPECT_EQ(open_store("redis+cluster://u:pw@a:7000,b:7001,[::1]:7002?timeout=50ms")->describe(),
+            "redis+cluster://u:***@a:7000,b:7001,[::1]:7002?timeout=50ms&connect_timeout=1000ms&pool=4");
+  for (const char* bad : {"redis+cluster://", "redis+cluster://a:1,", "redis+cluster://a:1/2", "redis+cluster://a:x",
+                          "redis+cluster://a:1?db=2"})
+    EXPECT_THROW(open_store(bad), InvalidArgument) << bad;
+}
+
+}  // namespace
+}  // namespace ratewarden::testing
