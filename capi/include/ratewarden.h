@@ -18,7 +18,8 @@
  *    closing the store handle while limiters still use it is fine.
  *
  * Policies, algorithms and the exact decision semantics: docs/algorithms.md. Store URLs: "memory://",
- * "redis://[user:password@]host:port[/db]". Storage keys (shared with every other runtime): docs/key-format.md.
+ * "redis://[user:password@]host:port[/db]", "redis+cluster://host:port,...". Storage keys (shared with every other
+ * runtime): docs/key-format.md.
  */
 #ifndef RATEWARDEN_H
 #define RATEWARDEN_H
@@ -71,6 +72,7 @@ typedef struct rw_store_t rw_store_t;
 /* Opens a store by URL:
  *   "memory://[?max_keys=N&shards=N]"  the embedded store (bounded, thread-safe, per process)
  *   "redis://[user:password@]host[:port][/db][?timeout=1s&connect_timeout=1s&pool=4]"  shared through Redis
+ *   "redis+cluster://[user:password@]host:port[,host:port...][?timeout=..&connect_timeout=..&pool=..]"  Redis Cluster
  * Every URL also takes "?prefix=P", the key prefix of limiters that do not set their own (default "rw").
  * Opening a Redis store does not connect: the first call does (and every call after a failure reconnects).
  * Fails with RW_ERR_INVALID_ARGUMENT for a malformed URL. */
