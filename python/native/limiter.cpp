@@ -1,0 +1,195 @@
+// Decision, Policy, Store and Limiter: argument conversion around the core's calls, the GIL released around each
+// store call.
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "ratewarden/memory_store.hpp"
+#include "ratewarden/policy.hpp"
+
+namespace ratewarden::python {
+namespace {
+
+double seconds(int64_t us) { return static_cast<double>(us) / 1e6; }
+
+std::string decision_repr(const Decision& d) {
+  py::str format("Decision(allowed={}, limit={}, remaining={}, reset_after={!r}, retry_after={!r}, used={})");
+  return format.format(d.allowed, d.limit, d.remaining, seconds(d.reset_after_us), seconds(d.retry_after_us), d.used);
+}
+
+// Options the constructor takes by keyword; values are converted here, checked by the core.
+LimiterOptions limiter_options(py::handle algorithm, py::handle burst, py::handle buckets, py::handle prefix,
+                               py::handle on_store_error) {
+  LimiterOptions o;
+  o.algorithm = parse_algorithm(to_string(algorithm, "algorithm"));
+  o.burst = to_optional_int64(burst, "burst");
+  if (auto n = to_optional_int64(buckets, "buckets")) {
+    if (*n < 1 || *n > kMaxBuckets)
+      throw InvalidArgument("buckets must be between 1 and " + std::to_string(kMaxBuckets) + ", got " +
+                            std::to_string(*n));
+    o.buckets = static_cast<int32_t>(*n);
+  }
+  o.prefix = to_optional_string(prefix, "prefix");
+  o.on_store_error = parse_on_store_error(to_string(on_store_error, "on_store_error"));
+  return o;
+}
+
+const char* on_store_error_name(OnStoreError e) {
+  switch (e) {
+    case OnStoreError::allow:
+      return "allow";
+    case OnStoreError::deny:
+      return "deny";
+    case OnStoreError::raise:
+      break;
+  }
+  return "raise";
+}
+
+// Copies: the keys must outlive the GIL release, and another thread may change the sequence meanwhile.
+std::vector<std::string> copy_keys(py::handle keys) {
+  if (PyUnicode_Check(keys.ptr()) || PyBytes_Check(keys.ptr()))
+    throw py::type_error("keys must be a sequence of keys, not a single key");
+  std::vector<std::string> out;
+  for (py::handle key : py::iter(keys)) out.emplace_back(key_view(key));
+  return out;
+}
+
+// The core call on one key, with the GIL released around it.
+template <typename Call>
+auto without_gil(Call&& call) {
+  py::gil_scoped_release nogil;
+  return call();
+}
+
+}  // namespace
+
+void bind_decision(py::module_& m) {
+  py::class_<Decision>(m, "Decision", "The answer to one hit or peek; truthy when allowed.")
+      .def(py::init([](bool allowed, int64_t limit, int64_t remaining, int64_t reset_after_us, int64_t retry_after_us,
+                       int64_t used) {
+             return Decision{allowed, limit, remaining, reset_after_us, retry_after_us, used};
+           }),
+           py::kw_only(), py::arg("allowed"), py::arg("limit"), py::arg("remaining"), py::arg("reset_after_us"),
+           py::arg("retry_after_us"), py::arg("used"))
+      .def_readonly("allowed", &Decision::allowed)
+      .def_readonly("limit", &Decision::limit)
+      .def_readonly("remaining", &Decision::remaining)
+      .def_readonly("used", &Decision::used)
+      .def_readonly("reset_after_us", &Decision::reset_after_us)
+      .def_readonly("retry_after_us", &Decision::retry_after_us)
+      .def_property_readonly("reset_after", [](const Decision& d) { return seconds(d.reset_after_us); })
+      .def_property_readonly("retry_after", [](const Decision& d) { return seconds(d.retry_after_us); })
+      .def("__bool__", [](const Decision& d) { return d.allowed; })
+      .def("__eq__", [](const Decision& a, py::object b) {
+        return py::isinstance<Decision>(b) && a == b.cast<const Decision&>();
+      })
+      .def("__hash__", [](const Decision& d) {
+        return py::hash(py::make_tuple(d.allowed, d.limit, d.remaining, d.reset_after_us, d.retry_after_us, d.used));
+      })
+      .def("__repr__", &decision_repr);
+}
+
+void bind_store(py::module_& m) {
+  py::class_<Policy>(m, "Policy", "One rate of a limiter, validated.")
+      .def_property_readonly("algorithm", [](const Policy& p) { return std::string(algorithm_name(p.algorithm)); })
+      .def_readonly("limit", &Policy::limit)
+      .def_readonly("period_us", &Policy::period_us)
+      .def_property_readonly("period", [](const Policy& p) { return seconds(p.period_us); })
+      .def_readonly("burst", &Policy::burst)
+      .def_readonly("buckets", &Policy::buckets)
+      .def_property_readonly("capacity", &Policy::capacity)
+      .def("__str__", [](const Policy& p) { return describe(p); })
+      .def("__repr__", [](const Policy& p) {
+        return "Policy('" + describe(p) + "', algorithm='" + std::string(algorithm_name(p.algorithm)) + "')";
+      });
+
+  py::class_<Store, std::shared_ptr<Store>>(m, "Store", "Where the state of every key lives.")
+      .def(py::init([](py::handle url) {
+             const std::string text = to_string(url, "url");
+             return without_gil([&] { return open_store(text); });
+           }),
+           py::arg("url"))
+      .def_property_readonly("url", &Store::describe, "The store's URL, password masked.")
+      .def_property_readonly("prefix", &Store::key_prefix)
+      .def_property_readonly(
+          "in_process", [](const Store& s) { return dynamic_cast<const MemoryStore*>(&s) != nullptr; },
+          "True for the memory store: its calls never wait on I/O.")
+      .def("__repr__", [](const Store& s) { return "Store('" + s.describe() + "')"; });
+}
+
+void bind_limiter(py::module_& m) {
+  py::class_<Limiter, std::shared_ptr<Limiter>>(m, "Limiter")
+      .def(py::init([](py::handle policy, std::shared_ptr<Store> store, py::handle algorithm, py::handle burst,
+                       py::handle buckets, py::handle prefix, py::handle on_store_error) {
+             if (!store) throw py::type_error("store must be a Store");
+             return std::make_shared<Limiter>(to_string(policy, "policy"), std::move(store),
+                                              limiter_options(algorithm, burst, buckets, prefix, on_store_error));
+           }),
+           py::arg("policy"), py::arg("store"), py::kw_only(), py::arg("algorithm") = "fixed_window",
+           py::arg("burst") = py::none(), py::arg("buckets") = py::none(), py::arg("prefix") = py::none(),
+           py::arg("on_store_error") = "raise")
+      .def(
+          "hit",
+          [](Limiter& self, py::handle key, py::handle cost) {
+            const std::string_view k = key_view(key);
+            const int64_t c = to_int64(cost, "cost");
+            return without_gil([&] { return self.hit(k, c); });
+          },
+          py::arg("key"), py::arg("cost") = 1)
+      .def(
+          "allow",
+          [](Limiter& self, py::handle key, py::handle cost) {
+            const std::string_view k = key_view(key);
+            const int64_t c = to_int64(cost, "cost");
+            return without_gil([&] { return self.hit(k, c).allowed; });
+          },
+          py::arg("key"), py::arg("cost") = 1)
+      .def(
+          "peek",
+          [](Limiter& self, py::handle key, py::handle cost) {
+            const std::string_view k = key_view(key);
+            const int64_t c = to_int64(cost, "cost");
+            return without_gil([&] { return self.peek(k, c); });
+          },
+          py::arg("key"), py::arg("cost") = 1)
+      .def(
+          "reset",
+          [](Limiter& self, py::handle key) {
+            const std::string_view k = key_view(key);
+            without_gil([&] { self.reset(k); });
+          },
+          py::arg("key"))
+      .def(
+          "hit_many",
+          [](Limiter& self, py::handle keys, py::handle cost) {
+            const std::vector<std::string> owned = copy_keys(keys);
+            const int64_t c = to_int64(cost, "cost");
+            return without_gil([&] {
+              const std::vector<std::string_view> views(owned.begin(), owned.end());
+              return self.hit_many(views, c);
+            });
+          },
+          py::arg("keys"), py::arg("cost") = 1)
+      .def("hit_async", &hit_async, py::arg("key"), py::arg("cost"), py::arg("done"))
+      .def_property_readonly("policies", &Limiter::policies)
+      .def_property_readonly("store", &Limiter::store)
+      .def_property_readonly("max_cost", &Limiter::max_cost)
+      .def_property_readonly("algorithm",
+                             [](const Limiter& l) { return std::string(algorithm_name(l.options().algorithm)); })
+      .def_property_readonly("prefix", [](const Limiter& l) { return *l.options().prefix; })
+      .def_property_readonly("on_store_error",
+                             [](const Limiter& l) { return on_store_error_name(l.options().on_store_error); })
+      .def(
+          "storage_key",
+          [](const Limiter& l, py::handle key, size_t index) {
+            if (index >= l.policies().size()) throw py::index_error("policy index out of range");
+            return py::bytes(l.storage_key(key_view(key), index));
+          },
+          py::arg("key"), py::arg("index") = 0);
+}
+
+}  // namespace ratewarden::python

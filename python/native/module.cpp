@@ -1,0 +1,19 @@
+// ratewarden._native: the core library for the pure-Python package. Private; the API is ratewarden/__init__.py.
+#include <pybind11/pybind11.h>
+
+#include "bindings.hpp"
+#include "errors.hpp"
+#include "ratewarden/version.hpp"
+
+PYBIND11_MODULE(_native, m) {
+  namespace rp = ratewarden::python;
+  m.doc() = "ratewarden's C++ core (private: use the ratewarden package)";
+  rp::register_error_translator();
+  rp::bind_decision(m);
+  rp::bind_store(m);
+  rp::bind_limiter(m);
+  rp::bind_testing(m);
+  rp::register_async_exit_wait();
+  m.def("version", &ratewarden::version, "The core library's version, \"major.minor.patch\".");
+  m.attr("KEY_FORMAT_VERSION") = RATEWARDEN_KEY_FORMAT_VERSION;
+}

@@ -1,0 +1,25 @@
+"""ratewarden: a distributed rate limiter. One C++ core, an in-process or Redis store, shared limits across processes.
+
+>>> import ratewarden
+>>> login = ratewarden.Limiter("5/minute")               # memory:// by default; "redis://host:6379" to share
+>>> login.hit("alice")
+Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, used=1)
+"""
+
+from ._errors import Error, InvalidArgumentError, StoreError
+from ._limiter import Limiter, open_store
+from ._native import Decision, Policy, Store, version
+
+__version__: str = version()
+
+__all__ = [
+    "Decision",
+    "Error",
+    "InvalidArgumentError",
+    "Limiter",
+    "Policy",
+    "Store",
+    "StoreError",
+    "__version__",
+    "open_store",
+]

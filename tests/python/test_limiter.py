@@ -1,0 +1,146 @@
+"""The Python API: decisions, operations, keys, stores and failures."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+import ratewarden
+from redis_server import RedisServer
+
+
+def test_decision_fields_repr_and_truth(store_url: str) -> None:
+    limiter = ratewarden.Limiter("2/minute", store_url, prefix="decision")
+    limiter.reset("alice")
+    first = limiter.hit("alice")
+    assert first and first.allowed
+    assert (first.limit, first.remaining, first.used, first.retry_after) == (2, 1, 1, 0.0)
+    assert 59.0 < first.reset_after <= 60.0
+    assert first.reset_after == first.reset_after_us / 1e6
+    limiter.hit("alice")
+    refused = limiter.hit("alice")
+    assert not refused
+    assert refused.retry_after == refused.retry_after_us / 1e6 > 0
+    assert repr(refused).startswith("Decision(allowed=False, limit=2, remaining=0, reset_after=")
+    assert refused.used == 2
+
+
+def test_decision_equality_and_construction() -> None:
+    a = ratewarden.Decision(allowed=True, limit=5, remaining=4, reset_after_us=60_000_000, retry_after_us=0, used=1)
+    b = ratewarden.Decision(allowed=True, limit=5, remaining=4, reset_after_us=60_000_000, retry_after_us=0, used=1)
+    assert a == b and hash(a) == hash(b) and a != "a"
+    assert repr(a) == "Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, used=1)"
+
+
+def test_peek_reset_and_cost(store_url: str) -> None:
+    limiter = ratewarden.Limiter("10/minute", store_url, prefix="peek")
+    limiter.reset("k")
+    assert limiter.hit("k", cost=4).remaining == 6
+    assert limiter.peek("k", 7).allowed is False
+    assert limiter.peek("k").remaining == 6  # peek consumes nothing
+    assert limiter.hit("k", 7).allowed is False  # a denied hit consumes nothing
+    assert limiter.hit("k", 6).remaining == 0
+    limiter.reset("k")
+    assert limiter.peek("k").remaining == 10
+
+
+def test_str_and_bytes_keys_are_the_same_bytes(store_url: str) -> None:
+    limiter = ratewarden.Limiter("3/minute", store_url, prefix="keys")
+    for key in ("é", b"\x00bin\xff"):
+        limiter.reset(key)
+    limiter.hit("é")
+    assert limiter.hit("é".encode()).remaining == 1
+    assert limiter.hit(b"\x00bin\xff").remaining == 2  # binary, NUL included
+    assert limiter.storage_key("é") == b"keys:{\xc3\xa9}:fixed_window:3:60000"
+
+
+def test_hit_many(store_url: str) -> None:
+    limiter = ratewarden.Limiter("1/minute", store_url, prefix="many")
+    keys = [f"user{i}" for i in range(50)]
+    for k in keys:
+        limiter.reset(k)
+    decisions = limiter.hit_many(keys + keys[:1])
+    assert [d.allowed for d in decisions] == [True] * 50 + [False]
+    limiter.reset(b"gen")
+    assert [d.allowed for d in limiter.hit_many(k for k in [b"gen", b"gen"])] == [True, False]  # any iterable
+    assert limiter.hit_many([]) == []
+
+
+def test_allow_fast_path() -> None:
+    limiter = ratewarden.Limiter("2/second", prefix="allow")
+    assert [limiter.allow("x") for _ in range(3)] == [True, True, False]
+
+
+def test_multi_policy_and_options() -> None:
+    limiter = ratewarden.Limiter("2/second; 5/minute", algorithm="sliding_log", prefix="multi")
+    assert [str(p) for p in limiter.policies] == ["2/1s", "5/60s"]
+    assert (limiter.algorithm, limiter.prefix, limiter.max_cost, limiter.on_store_error) == (
+        "sliding_log", "multi", 2, "raise")
+    gcra = ratewarden.Limiter("10/second", algorithm="gcra", burst=20)
+    assert gcra.policies[0].capacity == 20 and gcra.max_cost == 20
+    assert "gcra" in repr(gcra)
+
+
+def test_same_url_shares_one_store_and_state() -> None:
+    a = ratewarden.Limiter("1/minute", "memory://?max_keys=1000")
+    b = ratewarden.Limiter("1/minute", "memory://?max_keys=1000")
+    assert a.store is b.store
+    assert a.hit("shared") and not b.hit("shared")
+    c = ratewarden.Limiter("1/minute", "memory://?max_keys=1000", prefix="apart")
+    assert c.hit("shared")
+    explicit = ratewarden.Store("memory://")
+    assert ratewarden.Limiter("1/minute", explicit).store is explicit
+
+
+def test_two_processes_share_a_redis_limit(redis: RedisServer) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import ratewarden, sys;"
+        f"l = ratewarden.Limiter('5/minute', '{redis.url}', prefix='procs');"
+        "print(sum(l.hit('k').allowed for _ in range(4)))"
+    )
+    ratewarden.Limiter("5/minute", redis.url, prefix="procs").reset("k")
+    counts = [int(subprocess.check_output([sys.executable, "-c", code], text=True)) for _ in range(2)]
+    assert sorted(counts) == [1, 4]
+
+
+def test_store_errors_and_on_store_error(own_redis: RedisServer) -> None:
+    url = own_redis.url + "?timeout=200ms&connect_timeout=200ms"
+    raising = ratewarden.Limiter("5/minute", url)
+    fail_open = ratewarden.Limiter("5/minute", url, on_store_error="allow")
+    fail_closed = ratewarden.Limiter("5/minute", url, on_store_error="deny")
+    assert raising.hit("k").allowed
+    own_redis.kill()
+    with pytest.raises(ratewarden.StoreError) as info:
+        raising.hit("k")
+    assert isinstance(info.value, ratewarden.Error) and not isinstance(info.value, ValueError)
+    assert info.value.code in ("store_unavailable", "store_timeout", "store_error")
+    assert fail_open.hit("k").allowed
+    closed = fail_closed.hit("k")
+    assert not closed.allowed and closed.retry_after == 1.0
+    own_redis.start()  # same port: the store reconnects by itself
+    assert _recovers(raising)
+
+
+def _recovers(limiter: ratewarden.Limiter) -> bool:
+    # Each pooled connection that saw the old server may fail one call before it reconnects.
+    for _ in range(10):
+        try:
+            return limiter.hit("after-restart").allowed
+        except ratewarden.StoreError:
+            continue
+    return False
+
+
+def test_errors_pickle_and_keep_their_code() -> None:
+    error = ratewarden.StoreError("down", "store_timeout")
+    assert pickle.loads(pickle.dumps(error)).code == "store_timeout"
+
+
+def test_installed_package_is_tested() -> None:
+    # The suite must exercise the installed wheel, not the source tree.
+    assert "site-packages" in ratewarden.__file__
+    assert ratewarden.__version__.count(".") == 2

@@ -1,0 +1,64 @@
+"""Threads: one limiter shared by many threads enforces its limit exactly, and store calls run without the GIL."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import ratewarden
+from redis_server import RedisServer, free_port
+
+
+def test_eight_threads_get_exactly_the_limit(store_url: str) -> None:
+    limiter = ratewarden.Limiter("1000/minute", store_url, prefix="threads")
+    limiter.reset("hot")
+
+    def worker(_: int) -> int:
+        return sum(limiter.hit("hot").allowed for _ in range(400))
+
+    with ThreadPoolExecutor(8) as pool:
+        assert sum(pool.map(worker, range(8))) == 1000  # 3200 tries
+
+
+DELAY_S = 0.05
+
+
+@pytest.fixture
+def slow_redis(redis: RedisServer) -> Iterator[str]:
+    """A Redis URL whose every call takes DELAY_S more, through delay_proxy.py."""
+    port = free_port()
+    proxy = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("delay_proxy.py")), str(port), str(redis.port), str(DELAY_S)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    assert proxy.stdout is not None and proxy.stdout.readline().strip() == "ready"
+    yield f"redis://127.0.0.1:{port}?pool=4&timeout=5s"
+    proxy.kill()
+    proxy.wait()
+
+
+def test_redis_calls_run_concurrently(slow_redis: str) -> None:
+    limiter = ratewarden.Limiter("1000000/minute", slow_redis, prefix="gil")
+    calls = 6
+    limiter.hit("warm")  # connects once outside the timing
+
+    def run(n: int) -> float:
+        start = time.perf_counter()
+        for i in range(calls):
+            limiter.hit(f"t{n}-{i}")
+        return time.perf_counter() - start
+
+    one = run(-1)
+    assert one >= calls * DELAY_S
+    start = time.perf_counter()
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(run, range(4)))
+    four = time.perf_counter() - start
+    # With the GIL held across the call, four threads would take 4x one thread's time.
+    assert four < 2 * one, f"4 threads took {four:.3f} s, one thread {one:.3f} s"
