@@ -1,0 +1,433 @@
+"""ratewarden.flask: rate limits for Flask routes, in the style of Flask-Limiter.
+
+    limiter = RateLimiter(app, default="200/minute", store="redis://127.0.0.1:6379")
+
+    @app.post("/login")
+    @limiter.limit("5/minute", key=lambda: request.form["username"])
+    def login(): ...
+
+A refused request raises :class:`RateLimitExceeded` (a ``werkzeug.exceptions.TooManyRequests``): 429, a short text
+body and ``Retry-After`` in whole seconds, rounded up. Limited responses carry ``RateLimit-Policy`` and ``RateLimit``
+(IETF draft, Structured Field lists) and, with ``RATEWARDEN_LEGACY_HEADERS``, ``X-RateLimit-Limit/-Remaining/-Reset``.
+The configuration keys and the defaults are in docs/python.md.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, TypeVar, Union
+
+from flask import Flask, Response, current_app, g, request
+from werkzeug.exceptions import BadRequest, TooManyRequests
+
+from ._errors import StoreError
+from ._headers import ceil_seconds, legacy_fields, policy_item, ratelimit_item, sf_string
+from ._limiter import Limiter, open_store
+from ._native import Decision
+
+__all__ = ["RateLimitExceeded", "RateLimitKeyError", "RateLimiter", "client_address"]
+
+KeyFunc = Callable[[], Union[str, bytes]]
+F = TypeVar("F", bound=Callable[..., Any])
+
+log = logging.getLogger("ratewarden.flask")
+
+STORE_ERROR_CHOICES = ("allow", "deny", "raise")
+KEY_ERROR_CHOICES = ("reject", "skip", "raise")
+# A fail-closed refusal asks the client to come back soon: the store may be back by then.
+FAIL_CLOSED_RETRY_S = 1
+
+
+def client_address() -> str:
+    """The client's IP address: the key function used when none is given.
+
+    With ``RATEWARDEN_PROXY_COUNT = N`` (the number of reverse proxies in front of the app, each appending to
+    X-Forwarded-For), it is the address the outermost of them saw: the Nth X-Forwarded-For value from the right,
+    which a client cannot forge; a request that did not cross N proxies uses the peer address. IPv6 addresses are
+    reduced to their /64 network, which one client usually owns whole.
+    """
+    address = request.remote_addr or ""
+    proxies = current_app.config.get("RATEWARDEN_PROXY_COUNT", 0)
+    if proxies:
+        hops = [v.strip() for v in ",".join(request.headers.getlist("X-Forwarded-For")).split(",") if v.strip()]
+        if len(hops) >= proxies:
+            address = hops[-proxies]
+    if ":" in address:
+        try:
+            return str(ipaddress.IPv6Network(address + "/64", strict=False).network_address) + "/64"
+        except ValueError:
+            pass
+    return address
+
+
+class RateLimitExceeded(TooManyRequests):
+    """429 Too Many Requests with ``Retry-After``; register an error handler for it (or for 429) to customise.
+
+    ``decision`` is the core's refusal (``None`` when the store failed and the limit fails closed); ``policy`` is
+    the refused limit's policy string.
+    """
+
+    def __init__(self, policy: str, decision: Optional[Decision], retry_after_s: int) -> None:
+        super().__init__(description=f"{policy} exceeded; retry in {retry_after_s} s", retry_after=retry_after_s)
+        self.policy = policy
+        self.decision = decision
+
+    def get_body(self, environ: Any = None, scope: Any = None) -> str:
+        return f"{self.code} {self.name}: {self.description}\n"
+
+    def get_headers(self, environ: Any = None, scope: Any = None) -> List[Tuple[str, str]]:
+        headers = [(k, v) for k, v in super().get_headers(environ, scope) if k.lower() != "content-type"]
+        return [("Content-Type", "text/plain; charset=utf-8"), *headers]
+
+
+class RateLimitKeyError(BadRequest):
+    """400: the key function of a limit failed (``RATEWARDEN_ON_KEY_ERROR = "reject"``, the default)."""
+
+    def get_body(self, environ: Any = None, scope: Any = None) -> str:
+        return f"{self.code} {self.name}: {self.description}\n"
+
+    def get_headers(self, environ: Any = None, scope: Any = None) -> List[Tuple[str, str]]:
+        return [("Content-Type", "text/plain; charset=utf-8")]
+
+
+@dataclass(eq=False)
+class _LimitSpec:
+    """One ``@limit`` as declared; bound to an app's store later."""
+
+    policy: str
+    key: Optional[KeyFunc]
+    scope: Optional[str]  # shared limits: the scope every route shares; None: each route counts apart
+    name: Optional[str]  # the policy name in the headers; None: the endpoint
+    cost: Union[int, Callable[[], int]]
+    methods: Optional[FrozenSet[str]]
+    algorithm: Optional[str]
+    burst: Optional[int]
+    on_store_error: Optional[str]
+
+
+@dataclass(eq=False)
+class _Check:
+    """A limit bound to one app and one endpoint: its core limiter, key scope and header names."""
+
+    spec: _LimitSpec
+    limiter: Limiter
+    scope: str
+    sf_names: List[str]  # one Structured Field name per policy of the limiter
+
+    def reported_name(self, decision: Decision) -> str:
+        """The name of the policy whose decision the core reported (the one with that capacity; on a tie, the
+        first whose period covers the reset time)."""
+        policies = self.limiter.policies
+        if len(policies) > 1:
+            for name, p in zip(self.sf_names, policies):
+                if p.capacity == decision.limit and decision.reset_after_us <= p.period_us:
+                    return name
+        return self.sf_names[0]
+
+
+@dataclass(eq=False)
+class _Route:
+    checks: List[_Check]
+    policy_field: str  # RateLimit-Policy, the same on every response of the route
+
+
+@dataclass(eq=False)
+class _AppState:
+    """What init_app resolved for one app."""
+
+    enabled: bool
+    store: Any
+    default: Optional[str]
+    algorithm: str
+    prefix: Optional[str]
+    on_store_error: str
+    on_key_error: str
+    headers: bool
+    legacy_headers: bool
+    default_key: KeyFunc
+    default_spec: Optional[_LimitSpec] = None
+    routes: Dict[str, _Route] = field(default_factory=dict)
+    limiters: Dict[int, Limiter] = field(default_factory=dict)  # by id() of a _LimitSpec, which the registry keeps
+
+
+def _qualified_name(f: Callable[..., Any]) -> str:
+    # functools.wraps copies both, so a decorator applied above @limit still finds the limits.
+    return f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', repr(f))}"
+
+
+def _distinct(names: List[str]) -> List[str]:
+    """A name used once stays; one used several times becomes name-1, name-2, ..."""
+    total = Counter(names)
+    seen: Counter[str] = Counter()
+    out = []
+    for name in names:
+        if total[name] > 1:
+            seen[name] += 1
+            name = f"{name}-{seen[name]}"
+        out.append(name)
+    return out
+
+
+def _choice(name: str, value: str, choices: Iterable[str]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value
+
+
+class RateLimiter:
+    """The Flask extension. ``RateLimiter(app)`` or ``RateLimiter()`` then ``init_app(app)``.
+
+    Arguments are defaults that the app's ``RATEWARDEN_*`` configuration overrides: ``store`` (URL, default
+    ``"memory://"``), ``default`` (a policy applied to every route without its own limits, each route counted
+    apart), ``key`` (the key function, default :func:`client_address`), ``algorithm``, ``prefix``,
+    ``on_store_error`` (``"allow"`` = fail open, the default; ``"deny"`` = fail closed; ``"raise"``),
+    ``on_key_error`` (``"reject"`` = 400, the default; ``"skip"`` the limit; ``"raise"``), ``headers`` (RateLimit
+    fields, default on), ``legacy_headers`` (X-RateLimit-*, default off).
+    """
+
+    def __init__(
+        self,
+        app: Optional[Flask] = None,
+        *,
+        key: KeyFunc = client_address,
+        default: Optional[str] = None,
+        store: str = "memory://",
+        algorithm: str = "fixed_window",
+        prefix: Optional[str] = None,
+        on_store_error: str = "allow",
+        on_key_error: str = "reject",
+        headers: bool = True,
+        legacy_headers: bool = False,
+    ) -> None:
+        self._defaults: Dict[str, Any] = {
+            "RATEWARDEN_ENABLED": True,
+            "RATEWARDEN_STORE": store,
+            "RATEWARDEN_DEFAULT": default,
+            "RATEWARDEN_ALGORITHM": algorithm,
+            "RATEWARDEN_PREFIX": prefix,
+            "RATEWARDEN_ON_STORE_ERROR": on_store_error,
+            "RATEWARDEN_ON_KEY_ERROR": on_key_error,
+            "RATEWARDEN_HEADERS": headers,
+            "RATEWARDEN_LEGACY_HEADERS": legacy_headers,
+            "RATEWARDEN_PROXY_COUNT": 0,
+        }
+        self._key = key
+        self._limits: Dict[str, List[_LimitSpec]] = {}  # by the view's qualified name, in declaration order
+        self._exempt: set[str] = set()
+        self._states: List[_AppState] = []
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        """Reads the app's RATEWARDEN_* configuration, opens the store and installs the request hooks."""
+        config = app.config
+        for name, value in self._defaults.items():
+            config.setdefault(name, value)
+        state = _AppState(
+            enabled=bool(config["RATEWARDEN_ENABLED"]),
+            store=open_store(config["RATEWARDEN_STORE"]),
+            default=config["RATEWARDEN_DEFAULT"],
+            algorithm=config["RATEWARDEN_ALGORITHM"],
+            prefix=config["RATEWARDEN_PREFIX"],
+            on_store_error=_choice("RATEWARDEN_ON_STORE_ERROR", config["RATEWARDEN_ON_STORE_ERROR"], STORE_ERROR_CHOICES),
+            on_key_error=_choice("RATEWARDEN_ON_KEY_ERROR", config["RATEWARDEN_ON_KEY_ERROR"], KEY_ERROR_CHOICES),
+            headers=bool(config["RATEWARDEN_HEADERS"]),
+            legacy_headers=bool(config["RATEWARDEN_LEGACY_HEADERS"]),
+            default_key=self._key,
+        )
+        if state.default:
+            state.default_spec = self._spec(state.default, None, None, "default", 1, None, state.algorithm, None, None)
+        self._states.append(state)
+        app.extensions["ratewarden"] = self
+        app.before_request(lambda: self._check(app, state))
+        app.after_request(lambda response: self._add_headers(state, response))
+
+    def limit(
+        self,
+        policy: str,
+        *,
+        key: Optional[KeyFunc] = None,
+        cost: Union[int, Callable[[], int]] = 1,
+        methods: Optional[Iterable[str]] = None,
+        algorithm: Optional[str] = None,
+        burst: Optional[int] = None,
+        on_store_error: Optional[str] = None,
+        scope: Optional[str] = None,
+    ) -> Callable[[F], F]:
+        """Decorator: limits a view to ``policy`` (``"5/minute"``, ``"10/second; 100/hour"``) per ``key()``.
+
+        Several ``@limit`` on one view all apply, top to bottom; the first refusal stops (the limits checked before
+        it stay charged). ``cost`` is an int or a function of the request; ``methods`` restricts the limit to those
+        HTTP methods; ``scope`` makes it shared (see :meth:`shared_limit`).
+        """
+        spec = self._spec(policy, key, scope, scope, cost, methods, algorithm, burst, on_store_error)
+
+        def decorator(f: F) -> F:
+            # Decorators run bottom-up: inserting first keeps the declaration order.
+            self._limits.setdefault(_qualified_name(f), []).insert(0, spec)
+            self._forget_routes()
+            return f
+
+        return decorator
+
+    def shared_limit(
+        self,
+        policy: str,
+        scope: str,
+        *,
+        key: Optional[KeyFunc] = None,
+        cost: Union[int, Callable[[], int]] = 1,
+        methods: Optional[Iterable[str]] = None,
+        on_store_error: Optional[str] = None,
+    ) -> Callable[[F], F]:
+        """Decorator: one limit for every view that uses the same ``scope`` (one count per key for all of them;
+        ``scope`` is also the policy's name in the headers)."""
+        return self.limit(policy, key=key, cost=cost, methods=methods, on_store_error=on_store_error, scope=scope)
+
+    def exempt(self, f: F) -> F:
+        """Decorator: the view has no limits at all, not even the default one."""
+        self._exempt.add(_qualified_name(f))
+        self._forget_routes()
+        return f
+
+    def _spec(
+        self,
+        policy: str,
+        key: Optional[KeyFunc],
+        scope: Optional[str],
+        name: Optional[str],
+        cost: Union[int, Callable[[], int]],
+        methods: Optional[Iterable[str]],
+        algorithm: Optional[str],
+        burst: Optional[int],
+        on_store_error: Optional[str],
+    ) -> _LimitSpec:
+        # Bad arguments fail at import time, where the decorator is written, not on the first request.
+        Limiter(policy, "memory://", algorithm=algorithm or "fixed_window", burst=burst)
+        if on_store_error is not None:
+            _choice("on_store_error", on_store_error, STORE_ERROR_CHOICES)
+        if scope is not None:
+            sf_string(scope)
+        return _LimitSpec(
+            policy,
+            key,
+            scope,
+            name,
+            cost,
+            frozenset(m.upper() for m in methods) if methods is not None else None,
+            algorithm,
+            burst,
+            on_store_error,
+        )
+
+    def _forget_routes(self) -> None:
+        for state in self._states:
+            state.routes.clear()
+
+    def _route(self, app: Flask, state: _AppState, endpoint: str) -> _Route:
+        """The limits of ``endpoint`` bound to the app's store, with their header names (cached per endpoint)."""
+        view = app.view_functions.get(endpoint)
+        specs: List[_LimitSpec] = []
+        if view is not None and _qualified_name(view) not in self._exempt:
+            specs = self._limits.get(_qualified_name(view)) or ([state.default_spec] if state.default_spec else [])
+        limiters = [self._bind(state, spec) for spec in specs]
+        names = iter(_distinct([spec.name or endpoint for spec, l in zip(specs, limiters) for _ in l.policies]))
+        checks: List[_Check] = []
+        items: List[str] = []
+        for spec, limiter in zip(specs, limiters):
+            sf_names = [sf_string(next(names)) for _ in limiter.policies]
+            items += [policy_item(n, p) for n, p in zip(sf_names, limiter.policies)]
+            checks.append(_Check(spec, limiter, spec.scope or endpoint, sf_names))
+        route = state.routes[endpoint] = _Route(checks, ", ".join(items))
+        return route
+
+    @staticmethod
+    def _bind(state: _AppState, spec: _LimitSpec) -> Limiter:
+        limiter = state.limiters.get(id(spec))
+        if limiter is None:
+            limiter = state.limiters[id(spec)] = Limiter(
+                spec.policy,
+                state.store,
+                algorithm=spec.algorithm or state.algorithm,
+                burst=spec.burst,
+                prefix=state.prefix,
+                on_store_error="raise",  # the extension logs the failure, then applies on_store_error itself
+            )
+        return limiter
+
+    def _check(self, app: Flask, state: _AppState) -> None:
+        endpoint = request.endpoint
+        if not state.enabled or endpoint is None:
+            return
+        route = state.routes.get(endpoint) or self._route(app, state, endpoint)
+        if not route.checks:
+            return
+        decisions: List[Tuple[_Check, Decision]] = []
+        g._ratewarden = decisions
+        for check in route.checks:
+            spec = check.spec
+            if spec.methods is not None and request.method not in spec.methods:
+                continue
+            key = self._key_of(state, check)
+            if key is None:
+                continue
+            try:
+                decision = check.limiter.hit(key, spec.cost() if callable(spec.cost) else spec.cost)
+            except StoreError as error:
+                self._store_failed(state, check, error)
+                continue
+            decisions.append((check, decision))
+            if not decision.allowed:
+                raise RateLimitExceeded(spec.policy, decision, ceil_seconds(decision.retry_after_us))
+
+    def _key_of(self, state: _AppState, check: _Check) -> Optional[Union[str, bytes]]:
+        """``scope:key`` for the store, or None when the key function failed and the limit is skipped."""
+        key_func = check.spec.key or state.default_key
+        try:
+            key = key_func()
+            if isinstance(key, str):
+                if key:
+                    return f"{check.scope}:{key}"
+            elif isinstance(key, bytes):
+                if key:
+                    return check.scope.encode() + b":" + key
+            else:
+                raise TypeError(f"the key function returned {type(key).__name__}, not str or bytes")
+            raise ValueError("the key function returned an empty key")
+        except Exception as error:
+            if state.on_key_error == "raise":
+                raise
+            if state.on_key_error == "skip":
+                log.warning("rate limit %s skipped: no key (%s)", check.spec.policy, error)
+                return None
+            raise RateLimitKeyError("the rate limit key could not be determined") from error
+
+    def _store_failed(self, state: _AppState, check: _Check, error: StoreError) -> None:
+        policy = check.spec.on_store_error or state.on_store_error
+        if policy == "raise":
+            raise error
+        log.warning("rate limit %s: store failed (%s); %s", check.spec.policy, error,
+                    "request allowed" if policy == "allow" else "request refused")
+        if policy == "deny":
+            raise RateLimitExceeded(check.spec.policy, None, FAIL_CLOSED_RETRY_S) from error
+
+    def _add_headers(self, state: _AppState, response: Response) -> Response:
+        decisions: Optional[List[Tuple[_Check, Decision]]] = g.pop("_ratewarden", None)
+        if not decisions:
+            return response
+        headers = response.headers
+        if state.headers:
+            route = state.routes.get(request.endpoint or "")
+            if route is not None:
+                headers["RateLimit-Policy"] = route.policy_field
+            headers["RateLimit"] = ", ".join(ratelimit_item(c.reported_name(d), d) for c, d in decisions)
+        last = decisions[-1][1]
+        if state.legacy_headers:
+            shown = last if not last.allowed else min((d for _, d in decisions), key=lambda d: d.remaining)
+            headers.update(legacy_fields(shown))
+        if not last.allowed and "Retry-After" not in headers:  # an app's own 429 handler dropped it
+            headers["Retry-After"] = str(ceil_seconds(last.retry_after_us))
+        return response

@@ -1,0 +1,286 @@
+"""ratewarden.flask over real HTTP: each app is served by a threaded werkzeug server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import http.client
+import itertools
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, Optional, Tuple
+from urllib.parse import urlencode
+
+import pytest
+from flask import Flask, request
+from werkzeug.serving import make_server
+
+from ratewarden.flask import RateLimiter, RateLimitExceeded, client_address
+from redis_server import RedisServer
+
+_prefixes = itertools.count()
+
+
+class Client:
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    def request(
+        self, method: str, path: str, form: Optional[Dict[str, str]] = None, headers: Optional[Dict[str, str]] = None
+    ) -> Tuple[int, http.client.HTTPMessage, str]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        body = urlencode(form) if form is not None else None
+        hdrs = dict(headers or {})
+        if body is not None:
+            hdrs["Content-Type"] = "application/x-www-form-urlencoded"
+        conn.request(method, path, body=body, headers=hdrs)
+        response = conn.getresponse()
+        result = (response.status, response.headers, response.read().decode())
+        conn.close()
+        return result
+
+    def get(self, path: str, **kw: Any) -> Tuple[int, http.client.HTTPMessage, str]:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, **kw: Any) -> Tuple[int, http.client.HTTPMessage, str]:
+        return self.request("POST", path, **kw)
+
+
+@contextmanager
+def serve(app: Flask) -> Iterator[Client]:
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Client(server.server_port)
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+def make_app(**config: Any) -> Flask:
+    app = Flask(__name__)
+    app.config["RATEWARDEN_PREFIX"] = f"flask{next(_prefixes)}"  # every test starts from empty counts
+    app.config.update(config)
+    return app
+
+
+def login_app(**config: Any) -> Tuple[Flask, RateLimiter]:
+    """The seed scenario: 5 login attempts per username per minute."""
+    app = make_app(**config)
+    limiter = RateLimiter(app)
+
+    @app.post("/login")
+    @limiter.limit("5/minute", key=lambda: request.form["username"])
+    def login() -> str:
+        return "welcome"
+
+    return app, limiter
+
+
+def test_login_limit_per_username_with_exact_headers() -> None:
+    app, _ = login_app()
+    with serve(app) as client:
+        for i in range(5):
+            status, headers, body = client.post("/login", form={"username": "alice"})
+            assert (status, body) == (200, "welcome")
+            assert headers["RateLimit-Policy"] == '"login";q=5;w=60'
+            assert headers["RateLimit"] == f'"login";r={4 - i};t=60'
+            assert "Retry-After" not in headers and "X-RateLimit-Limit" not in headers
+        status, headers, body = client.post("/login", form={"username": "alice"})
+        assert status == 429
+        assert headers["Retry-After"] == "60"
+        assert headers["RateLimit"] == '"login";r=0;t=60'
+        assert headers["Content-Type"] == "text/plain; charset=utf-8"
+        assert body == "429 Too Many Requests: 5/minute exceeded; retry in 60 s\n"
+        assert client.post("/login", form={"username": "bob"})[0] == 200  # another key
+
+
+def test_legacy_headers() -> None:
+    app, _ = login_app(RATEWARDEN_LEGACY_HEADERS=True)
+    with serve(app) as client:
+        before = int(time.time())
+        _, headers, _ = client.post("/login", form={"username": "alice"})
+        assert headers["X-RateLimit-Limit"] == "5"
+        assert headers["X-RateLimit-Remaining"] == "4"
+        assert before + 60 <= int(headers["X-RateLimit-Reset"]) <= int(time.time()) + 61
+
+
+def test_key_failure_gives_400_by_default_and_is_configurable() -> None:
+    app, _ = login_app()
+    with serve(app) as client:
+        status, _, body = client.post("/login", form={})
+        assert status == 400 and "rate limit key" in body
+        assert client.post("/login", form={"username": ""})[0] == 400  # an empty key is no key
+    app, _ = login_app(RATEWARDEN_ON_KEY_ERROR="skip")
+    with serve(app) as client:
+        status, headers, _ = client.post("/login", form={})
+        assert status == 200 and "RateLimit" not in headers
+    app, _ = login_app(RATEWARDEN_ON_KEY_ERROR="raise")
+    with serve(app) as client:
+        assert client.post("/login", form={})[0] == 400  # the key function's own BadRequestKeyError
+
+
+def test_several_limits_on_one_route() -> None:
+    app = make_app()
+    limiter = RateLimiter(app)
+
+    @app.post("/login")
+    @limiter.limit("3/minute", key=lambda: request.form["username"])
+    @limiter.limit("4/minute")  # per client address
+    def login() -> str:
+        return "ok"
+
+    with serve(app) as client:
+        statuses = [client.post("/login", form={"username": "alice"})[0] for _ in range(4)]
+        assert statuses == [200, 200, 200, 429]  # the username limit
+        status, headers, _ = client.post("/login", form={"username": "bob"})
+        assert status == 200
+        assert headers["RateLimit-Policy"] == '"login-1";q=3;w=60, "login-2";q=4;w=60'
+        assert headers["RateLimit"] == '"login-1";r=2;t=60, "login-2";r=0;t=60'
+        status, headers, _ = client.post("/login", form={"username": "carol"})
+        assert status == 429  # the address limit: 4 allowed (the refused alice attempt charged it too)
+        assert headers["RateLimit"] == '"login-1";r=2;t=60, "login-2";r=0;t=60'
+
+
+def test_default_limit_exempt_and_shared() -> None:
+    app = make_app(RATEWARDEN_DEFAULT="2/minute")
+    limiter = RateLimiter(app)
+
+    @app.get("/a")
+    def a() -> str:
+        return "a"
+
+    @app.get("/b")
+    def b() -> str:
+        return "b"
+
+    @app.get("/health")
+    @limiter.exempt
+    def health() -> str:
+        return "ok"
+
+    @app.get("/s1")
+    @limiter.shared_limit("3/minute", scope="search")
+    def s1() -> str:
+        return "s1"
+
+    @app.get("/s2")
+    @limiter.shared_limit("3/minute", scope="search")
+    def s2() -> str:
+        return "s2"
+
+    with serve(app) as client:
+        assert [client.get("/a")[0] for _ in range(3)] == [200, 200, 429]
+        status, headers, _ = client.get("/b")  # the default limit counts each route apart
+        assert status == 200 and headers["RateLimit-Policy"] == '"default";q=2;w=60'
+        for _ in range(5):
+            status, headers, _ = client.get("/health")
+            assert status == 200 and "RateLimit" not in headers
+        assert [client.get(p)[0] for p in ("/s1", "/s2", "/s1", "/s2")] == [200, 200, 200, 429]
+        assert client.get("/s1")[1]["RateLimit-Policy"] == '"search";q=3;w=60'
+
+
+def test_methods_cost_and_disabled() -> None:
+    app = make_app()
+    limiter = RateLimiter(app)
+
+    @app.route("/upload", methods=["GET", "POST"])
+    @limiter.limit("10/minute", methods=["post"], cost=lambda: int(request.form.get("files", "1")))
+    def upload() -> str:
+        return "ok"
+
+    with serve(app) as client:
+        for _ in range(3):
+            assert "RateLimit" not in client.get("/upload")[1]  # GET is not limited
+        assert client.post("/upload", form={"files": "7"})[1]["RateLimit"] == '"upload";r=3;t=60'
+        assert client.post("/upload", form={"files": "4"})[0] == 429
+    app, _ = login_app(RATEWARDEN_ENABLED=False)
+    with serve(app) as client:
+        assert all(client.post("/login", form={"username": "x"})[0] == 200 for _ in range(7))
+
+
+def test_custom_429_handler_keeps_retry_after() -> None:
+    app, _ = login_app()
+
+    @app.errorhandler(RateLimitExceeded)
+    def too_many(error: RateLimitExceeded) -> Tuple[Dict[str, Any], int]:
+        assert error.decision is not None
+        return {"error": "slow down", "retry_after": error.decision.retry_after}, 429
+
+    with serve(app) as client:
+        for _ in range(5):
+            client.post("/login", form={"username": "alice"})
+        status, headers, body = client.post("/login", form={"username": "alice"})
+        assert status == 429 and '"slow down"' in body
+        assert headers["Retry-After"] == "60" and headers["RateLimit"] == '"login";r=0;t=60'
+
+
+def test_client_address_behind_proxies() -> None:
+    app = make_app(RATEWARDEN_PROXY_COUNT=2)
+    RateLimiter(app)
+
+    @app.get("/whoami")
+    def whoami() -> str:
+        return client_address()
+
+    with serve(app) as client:
+        assert client.get("/whoami")[2] == "127.0.0.1"  # did not come through the proxies
+        forged = {"X-Forwarded-For": "6.6.6.6, 203.0.113.9, 10.0.0.2"}
+        assert client.get("/whoami", headers=forged)[2] == "203.0.113.9"
+        v6 = {"X-Forwarded-For": "2001:db8:1:2:3:4:5:6, 10.0.0.2"}
+        assert client.get("/whoami", headers=v6)[2] == "2001:db8:1:2::/64"
+
+
+@pytest.mark.parametrize(
+    "on_store_error, expected",
+    [("allow", (200, None)), ("deny", (429, "1")), ("raise", (500, None))],
+)
+def test_store_failure(own_redis: RedisServer, on_store_error: str, expected: Tuple[int, Optional[str]]) -> None:
+    app, _ = login_app(
+        RATEWARDEN_STORE=own_redis.url + "?timeout=200ms&connect_timeout=200ms",
+        RATEWARDEN_ON_STORE_ERROR=on_store_error,
+    )
+    with serve(app) as client:
+        status, headers, _ = client.post("/login", form={"username": "alice"})
+        assert status == 200 and headers["RateLimit"] == '"login";r=4;t=60'
+        own_redis.kill()
+        status, headers, _ = client.post("/login", form={"username": "alice"})
+        assert (status, headers.get("Retry-After")) == expected
+        assert "RateLimit" not in headers  # the store could not say
+
+
+def test_default_is_fail_open(own_redis: RedisServer) -> None:
+    app = make_app(RATEWARDEN_STORE=own_redis.url + "?timeout=200ms&connect_timeout=200ms")
+    limiter = RateLimiter(app)
+    assert app.config["RATEWARDEN_ON_STORE_ERROR"] == "allow"
+
+    @app.get("/")
+    @limiter.limit("1/minute")
+    def index() -> str:
+        return "ok"
+
+    own_redis.kill()
+    with serve(app) as client:
+        assert [client.get("/")[0] for _ in range(3)] == [200, 200, 200]
+
+
+def test_shared_across_apps_through_redis(redis: RedisServer) -> None:
+    # Two apps (two processes in production) on one Redis enforce one limit.
+    prefix = f"flask-redis{next(_prefixes)}"
+    apps = [login_app(RATEWARDEN_STORE=redis.url, RATEWARDEN_PREFIX=prefix)[0] for _ in range(2)]
+    with serve(apps[0]) as first, serve(apps[1]) as second:
+        statuses = [c.post("/login", form={"username": "eve"})[0] for c in (first, second) * 3]
+        assert statuses == [200] * 5 + [429]
+
+
+def test_init_app_and_bad_configuration() -> None:
+    limiter = RateLimiter(default="1/minute")
+    app = make_app()
+    limiter.init_app(app)
+    assert app.extensions["ratewarden"] is limiter
+    with pytest.raises(ValueError):
+        RateLimiter(make_app(RATEWARDEN_ON_STORE_ERROR="maybe"))
+    with pytest.raises(ValueError):
+        RateLimiter(make_app(RATEWARDEN_DEFAULT="1/fortnight"))
+    with pytest.raises(ValueError):
+        limiter.limit("often")
