@@ -1,0 +1,119 @@
+// Types of require('ratewarden'). The reference is docs/node.md.
+
+/// <reference types="node" />
+
+export type Algorithm = 'fixed_window' | 'sliding_log' | 'sliding_window' | 'token_bucket' | 'gcra';
+
+/** What a limiter does when the store fails: reject (default), allow (fail open) or deny (fail closed). */
+export type OnStoreError = 'raise' | 'allow' | 'deny';
+
+/** Any byte string of 1 to 4096 bytes: a string (as UTF-8) or a Buffer / Uint8Array (as is). */
+export type Key = string | Uint8Array;
+
+/** The answer to a hit or a peek. A denial is a decision with `allowed: false`, not an error. */
+export interface Decision {
+  readonly allowed: boolean;
+  /** The capacity of the rate reported (the tightest one when there are several). */
+  readonly limit: number;
+  /** What is left after this call. */
+  readonly remaining: number;
+  /** Milliseconds, rounded up, until the key is back to its full quota. */
+  readonly resetAfterMs: number;
+  /** 0 when allowed; else the milliseconds, rounded up, after which the same call is allowed (if no other traffic). */
+  readonly retryAfterMs: number;
+  /** Consumed in the current window or bucket. */
+  readonly used: number;
+  /** resetAfterMs, exact, in microseconds. */
+  readonly resetAfterUs: number;
+  /** retryAfterMs, exact, in microseconds. */
+  readonly retryAfterUs: number;
+}
+
+export interface Rate {
+  readonly algorithm: Algorithm;
+  readonly limit: number;
+  readonly periodMs: number;
+  /** The largest cost one call may ask for: the burst for token_bucket and gcra, else the limit. */
+  readonly capacity: number;
+}
+
+export interface CallOptions {
+  /** An integer from 1 to the policy's capacity; default 1. */
+  cost?: number;
+}
+
+export interface LimiterOptions {
+  /** "100/minute", "10 per second", "5 per 30 seconds", "1000/1h", "2/500ms"; several joined by ";" or ",". */
+  policy: string;
+  /** A Store, or a URL: "memory://" (default; a store of the limiter's own), "redis://host:port", ... */
+  store?: string | Store;
+  /** Default "fixed_window". */
+  algorithm?: Algorithm;
+  /** token_bucket / gcra capacity (default: the limit); a single rate only. */
+  burst?: number;
+  /** sliding_window precision, 1 to 1000 (default 10). */
+  buckets?: number;
+  /** Storage key prefix (default: the store's, "rw"). */
+  prefix?: string;
+  /** Default "raise". */
+  onStoreError?: OnStoreError;
+}
+
+export declare class Limiter {
+  constructor(options: LimiterOptions);
+  readonly store: Store;
+  readonly policies: readonly Rate[];
+  /** Consumes the cost if every rate allows it. */
+  hit(key: Key, options?: CallOptions): Promise<Decision>;
+  /** What hit would decide, consuming nothing. */
+  peek(key: Key, options?: CallOptions): Promise<Decision>;
+  /** Forgets the key under every rate. */
+  reset(key: Key): Promise<void>;
+  /** One hit per key, in one round trip where the store can. */
+  hitMany(keys: readonly Key[], options?: CallOptions): Promise<Decision[]>;
+  /** hit, answered synchronously: the memory store only. */
+  hitSync(key: Key, options?: CallOptions): Decision;
+}
+
+export interface StoreOptions {
+  /** Tests only: the store reads the time (µs) from this clock instead of its own / the Redis server's. */
+  testClock?: TestClock;
+}
+
+export declare class Store {
+  /** "memory://[?max_keys=N&shards=N]", "redis://[user:password@]host:port[/db][?timeout=1s&pool=4&prefix=rw]". */
+  constructor(url?: string, options?: StoreOptions);
+  /** True for the memory store, whose calls complete synchronously. */
+  readonly inMemory: boolean;
+  /** The URL with any password masked. */
+  describe(): string;
+}
+
+/** Tests only: a manual clock in microseconds for stores made with { testClock }. */
+export declare class TestClock {
+  constructor(startUs: number);
+  nowUs: number;
+}
+
+export type ErrorCode =
+  | 'ERR_RATEWARDEN_INVALID_ARGUMENT'
+  | 'ERR_RATEWARDEN_STORE_UNAVAILABLE'
+  | 'ERR_RATEWARDEN_STORE_TIMEOUT'
+  | 'ERR_RATEWARDEN_STORE'
+  | 'ERR_RATEWARDEN_INTERNAL';
+
+/** Every failure: an Error with one of these codes. */
+export interface RatewardenError extends Error {
+  code: ErrorCode;
+}
+
+export declare const codes: {
+  readonly INVALID_ARGUMENT: 'ERR_RATEWARDEN_INVALID_ARGUMENT';
+  readonly STORE_UNAVAILABLE: 'ERR_RATEWARDEN_STORE_UNAVAILABLE';
+  readonly STORE_TIMEOUT: 'ERR_RATEWARDEN_STORE_TIMEOUT';
+  readonly STORE: 'ERR_RATEWARDEN_STORE';
+  readonly INTERNAL: 'ERR_RATEWARDEN_INTERNAL';
+};
+
+/** The version of the native core, "major.minor.patch". */
+export declare const version: string;

@@ -1,0 +1,28 @@
+'use strict';
+// Decisions come from the addon as 6 numbers each (allowed, limit, remaining, reset_after_us, retry_after_us, used).
+// Durations are given in ms rounded UP, so that waiting that long always works; the exact µs are kept too.
+
+const FIELDS = 6;
+
+function decisionAt(values, i) {
+  const resetAfterUs = values[i + 3];
+  const retryAfterUs = values[i + 4];
+  return {
+    allowed: values[i] === 1,
+    limit: values[i + 1],
+    remaining: values[i + 2],
+    resetAfterMs: Math.ceil(resetAfterUs / 1000),
+    retryAfterMs: Math.ceil(retryAfterUs / 1000),
+    used: values[i + 5],
+    resetAfterUs,
+    retryAfterUs,
+  };
+}
+
+function decisionList(values) {
+  const out = new Array(values.length / FIELDS);
+  for (let i = 0; i < out.length; i++) out[i] = decisionAt(values, i * FIELDS);
+  return out;
+}
+
+module.exports = { FIELDS, decisionAt, decisionList };

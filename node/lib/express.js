@@ -1,0 +1,168 @@
+'use strict';
+// Express middleware in the style of express-rate-limit: const { rateLimit } = require('ratewarden/express').
+//
+//   app.use(rateLimit({ limit: 100, window: 60_000 }));                       // per client address
+//   app.post('/login', rateLimit({ policy: '5/minute', key: (req) => req.body.user, store: 'redis://...' }), login);
+//
+// Defaults: the memory store, draft-8 headers, fail open when the store is down (onStoreError: 'allow'), a 400
+// when no key can be made. docs/node.md has every option.
+
+const { Limiter } = require('./limiter');
+const { clientKey } = require('./client_ip');
+const { STYLES, headerWriter } = require('./headers');
+const { invalidArgument } = require('./errors');
+
+// The lowest `remaining` reported on a response so far, across every ratewarden limiter on the request.
+const REPORTED = Symbol('ratewarden.reported');
+
+const KNOWN = ['limit', 'window', 'policy', 'algorithm', 'burst', 'buckets', 'prefix', 'store', 'key', 'skip',
+  'handler', 'onKeyError', 'message', 'statusCode', 'headers', 'legacyHeaders', 'onStoreError', 'ipv6Subnet'];
+
+let warnedForwardedFor = false;
+
+// X-Forwarded-For on a request while `trust proxy` is off: either a proxy the app does not trust (every client then
+// shares the proxy's address, one limit for all), or a client forging the header (harmless here, but a sign the
+// configuration was not thought through). Said once per process.
+function warnForwardedFor(req) {
+  if (warnedForwardedFor || req.headers['x-forwarded-for'] === undefined || req.app.get('trust proxy')) return;
+  warnedForwardedFor = true;
+  process.emitWarning(
+    'ratewarden/express: a request carries X-Forwarded-For but Express\'s "trust proxy" setting is off, so every ' +
+      'request behind that proxy is keyed by the proxy\'s address. Behind a reverse proxy, set ' +
+      'app.set("trust proxy", <hops or addresses>) — never `true` unless the proxy overwrites the header.',
+    { code: 'RATEWARDEN_X_FORWARDED_FOR' },
+  );
+}
+
+function positiveInteger(name, value) {
+  if (!(Number.isSafeInteger(value) && value >= 1)) {
+    throw invalidArgument(`${name} must be an integer >= 1, got ${JSON.stringify(value)}`);
+  }
+}
+
+function optionalFunction(name, value) {
+  if (value !== undefined && typeof value !== 'function') throw invalidArgument(`${name} must be a function`);
+}
+
+function policyOf(options) {
+  const { policy, limit, window: windowMs } = options;
+  if (policy !== undefined) {
+    if (limit !== undefined || windowMs !== undefined) throw invalidArgument('give either policy or limit/window, not both');
+    return policy;
+  }
+  const l = limit === undefined ? 5 : limit;
+  const w = windowMs === undefined ? 60000 : windowMs;
+  positiveInteger('limit', l);
+  positiveInteger('window (milliseconds)', w);
+  return `${l}/${w}ms`;
+}
+
+function defaultKeyError(req, res) {
+  res.status(400).type('text/plain').send('Bad Request: the client could not be identified.');
+}
+
+function isPromise(value) {
+  return value !== null && typeof value === 'object' && typeof value.then === 'function';
+}
+
+function rateLimit(options = {}) {
+  if (options === null || typeof options !== 'object') throw invalidArgument('rateLimit options must be an object');
+  const unknown = Object.keys(options).find((k) => !KNOWN.includes(k));
+  if (unknown !== undefined) throw invalidArgument(`unknown rateLimit option "${unknown}" (known: ${KNOWN.join(', ')})`);
+  const {
+    key, skip, handler, onKeyError = defaultKeyError, message = 'Too many requests, please try again later.',
+    statusCode = 429, headers = 'draft-8', legacyHeaders = false, onStoreError = 'allow', ipv6Subnet = 56,
+  } = options;
+  optionalFunction('key', key);
+  optionalFunction('skip', skip);
+  optionalFunction('handler', handler);
+  optionalFunction('onKeyError', onKeyError);
+  if (headers !== false && !STYLES.includes(headers)) {
+    throw invalidArgument(`headers must be false or one of ${STYLES.map((s) => `"${s}"`).join(', ')}, got ${JSON.stringify(headers)}`);
+  }
+  if (!Number.isInteger(ipv6Subnet) || ipv6Subnet < 8 || ipv6Subnet > 128) {
+    throw invalidArgument(`ipv6Subnet must be an integer between 8 and 128, got ${JSON.stringify(ipv6Subnet)}`);
+  }
+  positiveInteger('statusCode', statusCode);
+
+  const limiter = new Limiter({
+    policy: policyOf(options),
+    store: options.store,
+    algorithm: options.algorithm,
+    burst: options.burst,
+    buckets: options.buckets,
+    prefix: options.prefix,
+    onStoreError,
+  });
+  const sync = limiter.store.inMemory;
+  const writeHeaders = headerWriter(headers, legacyHeaders, limiter.policies);
+  const keyOf = key || ((req) => {
+    warnForwardedFor(req);
+    return req.ip === undefined ? undefined : clientKey(req.ip, ipv6Subnet);
+  });
+  // One hit per request, even when the same middleware is met twice (mounted on the app and on a router).
+  const counted = Symbol('ratewarden.counted');
+
+  function respond(req, res, next, decision) {
+    const previous = res[REPORTED];
+    const replace = !decision.allowed || previous === undefined || decision.remaining < previous;
+    if (replace) res[REPORTED] = decision.remaining;
+    writeHeaders(res, decision, replace);
+    req.rateLimit = decision;
+    if (decision.allowed) return next();
+    res.setHeader('Retry-After', String(Math.ceil(decision.retryAfterMs / 1000)));
+    if (handler) return handler(req, res, next, decision);
+    res.status(statusCode);
+    return typeof message === 'string' ? res.type('text/plain').send(message) : res.send(message);
+  }
+
+  function decide(req, res, next, k) {
+    if (typeof k !== 'string' && !(k instanceof Uint8Array) || k.length === 0) {
+      return onKeyError(req, res, next, invalidArgument(`the key function returned ${k === '' ? 'an empty string' : typeof k}`));
+    }
+    let pending;
+    try {
+      if (sync) return respond(req, res, next, limiter.hitSync(k));
+      pending = limiter.hit(k);
+    } catch (error) {
+      return onFailure(req, res, next, error);
+    }
+    return pending.then((d) => respond(req, res, next, d), (error) => onFailure(req, res, next, error));
+  }
+
+  // A key the core rejects (too long) is a key error; anything else (a store failure with onStoreError 'raise')
+  // goes to Express's error handling.
+  function onFailure(req, res, next, error) {
+    if (error.code === 'ERR_RATEWARDEN_INVALID_ARGUMENT') return onKeyError(req, res, next, error);
+    return next(error);
+  }
+
+  function afterSkip(req, res, next, skipped) {
+    if (skipped) return next();
+    let k;
+    try {
+      k = keyOf(req, res);
+    } catch (error) {
+      return onKeyError(req, res, next, error);
+    }
+    if (isPromise(k)) return k.then((v) => decide(req, res, next, v), (error) => onKeyError(req, res, next, error));
+    return decide(req, res, next, k);
+  }
+
+  return function ratewardenMiddleware(req, res, next) {
+    if (req[counted]) return next();
+    req[counted] = true;
+    let skipped = false;
+    if (skip) {
+      try {
+        skipped = skip(req, res);
+      } catch (error) {
+        return next(error);
+      }
+      if (isPromise(skipped)) return skipped.then((s) => afterSkip(req, res, next, s), next);
+    }
+    return afterSkip(req, res, next, skipped);
+  };
+}
+
+module.exports = { rateLimit, clientKey };

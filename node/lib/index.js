@@ -1,0 +1,9 @@
+'use strict';
+// ratewarden for Node: require('ratewarden') for the Limiter, require('ratewarden/express') for the middleware.
+
+const native = require('./native');
+const { codes } = require('./errors');
+const { Limiter } = require('./limiter');
+const { Store, TestClock } = require('./store');
+
+module.exports = { Limiter, Store, TestClock, codes, version: native.version };

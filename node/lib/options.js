@@ -1,0 +1,63 @@
+'use strict';
+// Validation of the Limiter's options: every message names the option.
+
+const { invalidArgument } = require('./errors');
+
+const ALGORITHMS = ['fixed_window', 'sliding_log', 'sliding_window', 'token_bucket', 'gcra'];
+const ON_STORE_ERROR = ['raise', 'allow', 'deny'];
+const KNOWN = ['policy', 'store', 'algorithm', 'burst', 'buckets', 'prefix', 'onStoreError'];
+
+function show(value) {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+}
+
+function oneOf(name, value, allowed) {
+  if (value !== undefined && !allowed.includes(value)) {
+    throw invalidArgument(`${name} must be one of ${allowed.map((a) => `"${a}"`).join(', ')}, got ${show(value)}`);
+  }
+}
+
+function positiveInteger(name, value) {
+  if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1)) {
+    throw invalidArgument(`${name} must be an integer >= 1, got ${show(value)}`);
+  }
+}
+
+function limiterOptions(options) {
+  if (options === null || typeof options !== 'object') {
+    throw invalidArgument('Limiter options must be an object such as { policy: "100/minute" }');
+  }
+  const unknown = Object.keys(options).find((k) => !KNOWN.includes(k));
+  if (unknown !== undefined) throw invalidArgument(`unknown Limiter option "${unknown}" (known: ${KNOWN.join(', ')})`);
+  const { policy, store = 'memory://', algorithm, burst, buckets, prefix, onStoreError } = options;
+  if (typeof policy !== 'string' || policy.trim() === '') {
+    throw invalidArgument(`policy must be a string such as "100/minute" or "10/second; 1000/hour", got ${show(policy)}`);
+  }
+  oneOf('algorithm', algorithm, ALGORITHMS);
+  positiveInteger('burst', burst);
+  positiveInteger('buckets', buckets);
+  if (prefix !== undefined && typeof prefix !== 'string') throw invalidArgument(`prefix must be a string, got ${show(prefix)}`);
+  oneOf('onStoreError', onStoreError, ON_STORE_ERROR);
+  return { policy, store, native: { algorithm, burst, buckets, prefix, onStoreError } };
+}
+
+// The cost of one call: { cost } (default 1), an integer >= 1; the limiter checks the upper bound.
+function costOf(options, caller) {
+  if (options === undefined) return 1;
+  if (options === null || typeof options !== 'object') {
+    throw invalidArgument(`options must be an object such as { cost: 2 }, got ${show(options)}`, caller);
+  }
+  const cost = options.cost === undefined ? 1 : options.cost;
+  if (!Number.isSafeInteger(cost) || cost < 1) {
+    throw invalidArgument(`cost must be an integer >= 1, got ${show(cost)}`, caller);
+  }
+  return cost;
+}
+
+function checkKey(key, caller) {
+  if (typeof key !== 'string' && !(key instanceof Uint8Array)) {
+    throw invalidArgument(`key must be a string or a Buffer, got ${key === null ? 'null' : typeof key}`, caller);
+  }
+}
+
+module.exports = { limiterOptions, costOf, checkKey, ALGORITHMS };

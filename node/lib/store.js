@@ -1,0 +1,63 @@
+'use strict';
+// A store opened by URL. Limiters given the same Store share its state (and, for Redis, its connections).
+
+const native = require('./native');
+const { invalidArgument } = require('./errors');
+
+class Store {
+  #native;
+
+  // url: "memory://[?max_keys=N&shards=N]", "redis://[user:password@]host:port[/db][?timeout=1s&pool=4&prefix=rw]"
+  // or "redis+cluster://host:port,...". options.testClock (tests only): a TestClock the store reads time from.
+  constructor(url = 'memory://', options = {}) {
+    if (typeof url !== 'string') {
+      throw invalidArgument(`store must be a URL string such as "memory://" or "redis://127.0.0.1:6379", got ${typeof url}`);
+    }
+    if (options === null || typeof options !== 'object') throw invalidArgument('Store options must be an object');
+    const { testClock, ...unknown } = options;
+    const extra = Object.keys(unknown);
+    if (extra.length > 0) throw invalidArgument(`unknown Store option "${extra[0]}" (known: testClock)`);
+    if (testClock !== undefined && !(testClock instanceof native.TestClock)) {
+      throw invalidArgument('testClock must be a TestClock');
+    }
+    this.#native = new native.Store(url, testClock);
+  }
+
+  // True for the memory store, whose calls complete synchronously.
+  get inMemory() {
+    return this.#native.inMemory;
+  }
+
+  // The URL with any password masked: safe to log.
+  describe() {
+    return this.#native.describe();
+  }
+
+  toString() {
+    return `Store(${this.describe()})`;
+  }
+
+  static native(store) {
+    return store.#native;
+  }
+}
+
+// Network stores opened by URL string are shared per URL: one connection pool per server, not per limiter. A
+// memory:// URL string opens a store of the limiter's own, as each limiter of express-rate-limit has its own memory.
+const shared = new Map();
+
+function storeFor(spec) {
+  if (spec instanceof Store) return spec;
+  if (typeof spec !== 'string') {
+    throw invalidArgument('store must be a URL string (such as "memory://" or "redis://127.0.0.1:6379") or a Store');
+  }
+  if (spec.startsWith('memory:')) return new Store(spec);
+  let store = shared.get(spec);
+  if (store === undefined) {
+    store = new Store(spec);
+    shared.set(spec, store);
+  }
+  return store;
+}
+
+module.exports = { Store, storeFor, TestClock: native.TestClock };

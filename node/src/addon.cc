@@ -1,0 +1,28 @@
+// The native module: registers Store, TestClock and Limiter. The JS API around them is node/lib/.
+#include <napi.h>
+
+#include "addon.hpp"
+#include "limiter_wrap.hpp"
+#include "ratewarden/version.hpp"
+#include "store_wrap.hpp"
+
+namespace rwnode {
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  auto* data = new AddonData(env);
+  env.SetInstanceData(data);
+  Napi::Function store = StoreWrap::define(env), clock = TestClockWrap::define(env);
+  data->store_class = Napi::Persistent(store);
+  data->clock_class = Napi::Persistent(clock);
+  exports.Set("Store", store);
+  exports.Set("TestClock", clock);
+  exports.Set("Limiter", LimiterWrap::define(env));
+  exports.Set("version", ratewarden::version());
+  return exports;
+}
+
+}  // namespace rwnode
+
+static Napi::Object init_addon(Napi::Env env, Napi::Object exports) { return rwnode::init(env, exports); }
+
+NODE_API_MODULE(ratewarden, init_addon)

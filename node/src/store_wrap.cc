@@ -1,0 +1,95 @@
+#include "store_wrap.hpp"
+
+#include <cmath>
+
+#include "addon.hpp"
+#include "errors.hpp"
+#include "ratewarden/memory_store.hpp"
+#include "ratewarden/redis_store.hpp"
+#include "redis/redis_url.hpp"
+#include "url.hpp"
+
+namespace rwnode {
+namespace {
+
+int64_t microseconds(const Napi::Value& value, const char* what) {
+  const double d = value.IsNumber() ? value.As<Napi::Number>().DoubleValue() : NAN;
+  if (!std::isfinite(d) || std::floor(d) != d || std::fabs(d) > 9007199254740991.0)
+    throw_invalid(value.Env(), std::string(what) + " must be an integer number of microseconds");
+  return static_cast<int64_t>(d);
+}
+
+// Test only: a memory:// or redis:// store (same URL syntax as open_store, without ?prefix) whose time comes from
+// `clock`. The Redis scripts then get that time as an argument instead of reading the server's TIME.
+std::shared_ptr<ratewarden::Store> open_with_clock(const std::string& text, ratewarden::Clock clock) {
+  using namespace ratewarden;
+  Url url = parse_url(text);
+  if (url.scheme == "memory" && url.hosts.empty() && url.path.empty() && url.user.empty()) {
+    reject_unknown_options(url, text);
+    MemoryStoreOptions options;
+    options.clock = std::move(clock);
+    return std::make_shared<MemoryStore>(options);
+  }
+  if (url.scheme == "redis") {
+    RedisStoreOptions options = redis_options_from_url(url, text);
+    reject_unknown_options(url, text);
+    options.clock = std::move(clock);
+    return std::make_shared<RedisStore>(options);
+  }
+  throw InvalidArgument("testClock works with \"memory://\" and \"redis://host:port\" stores, got \"" +
+                        masked_url(text) + "\"");
+}
+
+}  // namespace
+
+Napi::Function TestClockWrap::define(Napi::Env env) {
+  return DefineClass(env, "TestClock",
+                     {InstanceAccessor<&TestClockWrap::get, &TestClockWrap::set>("nowUs")});
+}
+
+TestClockWrap::TestClockWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TestClockWrap>(info) {
+  now_->store(microseconds(info[0], "the start time"));
+}
+
+Napi::Value TestClockWrap::get(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(now_->load()));
+}
+
+void TestClockWrap::set(const Napi::CallbackInfo&, const Napi::Value& value) { now_->store(microseconds(value, "nowUs")); }
+
+Napi::Function StoreWrap::define(Napi::Env env) {
+  return DefineClass(env, "Store",
+                     {InstanceMethod<&StoreWrap::describe>("describe"),
+                      InstanceAccessor<&StoreWrap::get_in_memory>("inMemory")});
+}
+
+StoreWrap::StoreWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<StoreWrap>(info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) throw_invalid(env, "store must be a URL string such as \"memory://\" or \"redis://host:6379\"");
+  const std::string url = info[0].As<Napi::String>().Utf8Value();
+  store_ = guarded(env, [&] {
+    if (info[1].IsUndefined()) return ratewarden::open_store(url);
+    Napi::Object clock = info[1].ToObject();
+    if (!clock.InstanceOf(addon_data(env).clock_class.Value())) throw_invalid(env, "testClock must be a TestClock");
+    std::shared_ptr<std::atomic<int64_t>> now = TestClockWrap::Unwrap(clock)->now();
+    return open_with_clock(url, [now] { return now->load(); });
+  });
+  in_memory_ = dynamic_cast<ratewarden::MemoryStore*>(store_.get()) != nullptr;
+}
+
+StoreWrap& StoreWrap::from(const Napi::Value& value, const char* what) {
+  Napi::Env env = value.Env();
+  if (!value.IsObject() || !value.As<Napi::Object>().InstanceOf(addon_data(env).store_class.Value()))
+    throw_invalid(env, std::string(what) + " must be a Store");
+  return *Unwrap(value.As<Napi::Object>());
+}
+
+Napi::Value StoreWrap::describe(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), store_->describe());
+}
+
+Napi::Value StoreWrap::get_in_memory(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), in_memory_);
+}
+
+}  // namespace rwnode

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The Node package: install (builds the addon from source with the local Node headers), the TypeScript type test,
+# node --test against real redis-server processes and HTTP on 127.0.0.1, then `npm pack` installed into a fresh
+# folder the way a user would, with an Express app using it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export npm_config_nodedir=/usr   # Node headers are local: never downloaded
+export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
+
+echo "== Node: npm ci (builds the addon) =="
+npm ci --foreground-scripts --no-progress 2>&1 | grep -vE '^npm warn Unknown (user|env) config "nodedir"' || true
+[ -f build-node/Release/ratewarden.node ] || { echo "test_node: the addon was not built" >&2; exit 1; }
+
+echo "== Node: type test (tsc --noEmit) =="
+npx --no-install tsc -p tests/node/types
+
+echo "== Node: node --test =="
+node --test --test-reporter=spec tests/node/
+
+echo "== Node: npm pack, installed into another folder =="
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tarball=$(npm pack --silent --pack-destination "$work" 2>/dev/null | tail -1)
+express_version=$(node -p "require('express/package.json').version")
+mkdir "$work/app"
+cp tests/node/pack/app.js "$work/app/"
+(cd "$work/app" && npm init -y >/dev/null && \
+  npm install --foreground-scripts --no-progress "$work/$tarball" "express@$express_version" \
+    >"$work/install.log" 2>&1) || { cat "$work/install.log"; exit 1; }
+node "$work/app/app.js"

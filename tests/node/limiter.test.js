@@ -1,0 +1,203 @@
+'use strict';
+// The Limiter API on the memory store and on a real redis-server: results, keys, batches, failures, bad input.
+
+const { after, before, describe, test } = require('node:test');
+const assert = require('node:assert/strict');
+
+const { Limiter, Store, TestClock, codes } = require('ratewarden');
+const { RedisServer } = require('./helpers/redis_server');
+
+const INVALID = { code: codes.INVALID_ARGUMENT };
+
+describe('memory store', () => {
+  test('hit, peek, reset and hitSync agree, and a denial resolves', async () => {
+    const limiter = new Limiter({ policy: '3/minute' });
+    assert.equal(limiter.store.inMemory, true);
+    assert.deepEqual(
+      { ...(await limiter.hit('alice')), resetAfterMs: 0, resetAfterUs: 0 },
+      { allowed: true, limit: 3, remaining: 2, resetAfterMs: 0, retryAfterMs: 0, used: 1, resetAfterUs: 0, retryAfterUs: 0 },
+    );
+    assert.equal(limiter.hitSync('alice', { cost: 2 }).remaining, 0);
+    const denied = await limiter.hit('alice');
+    assert.equal(denied.allowed, false);
+    assert.ok(denied.retryAfterMs > 59000 && denied.retryAfterMs <= 60000);
+    assert.equal(denied.retryAfterMs, Math.ceil(denied.retryAfterUs / 1000));
+    assert.equal((await limiter.peek('alice')).used, 3);
+    await limiter.reset('alice');
+    assert.equal((await limiter.peek('alice')).used, 0);
+  });
+
+  test('a Buffer key and the same string share one state; binary keys with NUL work', async () => {
+    const limiter = new Limiter({ policy: '2/minute' });
+    await limiter.hit('alice');
+    assert.equal((await limiter.hit(Buffer.from('alice'))).remaining, 0);
+    const binary = Buffer.from([0, 255, 0, 1]);
+    assert.equal(limiter.hitSync(binary).remaining, 1);
+    assert.equal(limiter.hitSync(new Uint8Array([0, 255, 0, 1])).remaining, 0);
+    assert.equal(limiter.hitSync('\u00e9').remaining, 1);
+  });
+
+  test('hitMany decides each key, and an invalid key charges nothing', async () => {
+    const limiter = new Limiter({ policy: '1/minute' });
+    const [a, b, again] = await limiter.hitMany(['a', 'b', 'a']);
+    assert.deepEqual([a.allowed, b.allowed, again.allowed], [true, true, false]);
+    await assert.rejects(limiter.hitMany(['c', '']), INVALID);
+    assert.equal((await limiter.peek('c')).used, 0);
+  });
+
+  test('several rates: all must allow, the lowest remaining is reported', async () => {
+    const limiter = new Limiter({ policy: '2/second; 5/minute' });
+    assert.deepEqual(limiter.policies.map((p) => [p.algorithm, p.limit, p.periodMs, p.capacity]), [
+      ['fixed_window', 2, 1000, 2],
+      ['fixed_window', 5, 60000, 5],
+    ]);
+    assert.deepEqual([(await limiter.hit('k')).limit, (await limiter.hit('k')).remaining], [2, 0]);
+    assert.equal((await limiter.hit('k')).allowed, false);
+    assert.deepEqual([(await limiter.peek('other')).limit, (await limiter.peek('other')).remaining], [2, 2]);
+  });
+
+  test('algorithm and burst reach the core', () => {
+    const limiter = new Limiter({ policy: '10/second', algorithm: 'gcra', burst: 3 });
+    assert.deepEqual([1, 2, 3, 4].map(() => limiter.hitSync('k').allowed), [true, true, true, false]);
+    assert.equal(limiter.policies[0].capacity, 3);
+  });
+
+  test('limiters on one Store share state; a memory:// URL gives each limiter its own', () => {
+    const store = new Store('memory://');
+    const a = new Limiter({ policy: '2/minute', store });
+    const b = new Limiter({ policy: '2/minute', store });
+    a.hitSync('k');
+    assert.equal(b.hitSync('k').remaining, 0);
+    const c = new Limiter({ policy: '2/minute', store: 'memory://' });
+    assert.equal(c.hitSync('k').remaining, 1);
+    assert.match(store.describe(), /^memory:\/\//);
+  });
+
+  test('a TestClock moves time for the store that reads it', () => {
+    const clock = new TestClock(1_000_000);
+    const limiter = new Limiter({ policy: '1/second', store: new Store('memory://', { testClock: clock }) });
+    assert.equal(limiter.hitSync('k').allowed, true);
+    const denied = limiter.hitSync('k');
+    assert.equal(denied.retryAfterUs, 1_000_000);
+    clock.nowUs += 999_999;
+    assert.equal(limiter.hitSync('k').allowed, false);
+    clock.nowUs += 1;
+    assert.equal(limiter.hitSync('k').allowed, true);
+  });
+});
+
+describe('bad input is an Error with a code, never a crash', () => {
+  const limiter = new Limiter({ policy: '5/minute' });
+
+  test('options', () => {
+    const bad = [
+      [undefined, /Limiter options must be an object/],
+      [null, /Limiter options must be an object/],
+      [{}, /policy must be a string/],
+      [{ policy: 5 }, /policy must be a string/],
+      [{ policy: '5/fortnight' }, /"5\/fortnight"/],
+      [{ policy: '0/minute' }, /0\/minute|limit/],
+      [{ policy: '5/minute', polcy: 1 }, /unknown Limiter option "polcy"/],
+      [{ policy: '5/minute', algorithm: 'leaky' }, /algorithm must be one of/],
+      [{ policy: '5/minute', burst: 1.5 }, /burst must be an integer/],
+      [{ policy: '5/minute', burst: 3 }, /burst applies to token_bucket and gcra/],
+      [{ policy: '5/minute', buckets: 0 }, /buckets must be an integer/],
+      [{ policy: '5/minute', prefix: 'a{b' }, /prefix/],
+      [{ policy: '5/minute', onStoreError: 'ignore' }, /onStoreError must be one of/],
+      [{ policy: '5/minute', store: 42 }, /store must be a URL string/],
+      [{ policy: '5/minute', store: 'ftp://x' }, /unsupported store URL/],
+      [{ policy: '5/minute', store: 'redis://:secret@host:notaport' }, (e) => !e.message.includes('secret')],
+    ];
+    for (const [options, message] of bad) {
+      assert.throws(() => new Limiter(options), (e) => {
+        assert.ok(e instanceof Error);
+        assert.equal(e.code, codes.INVALID_ARGUMENT, e.message);
+        if (message instanceof RegExp) assert.match(e.message, message);
+        else assert.ok(message(e), e.message);
+        return true;
+      }, JSON.stringify(options));
+    }
+    assert.throws(() => new Store('memory://', { testClock: {} }), INVALID);
+    assert.throws(() => new TestClock(NaN), INVALID);
+  });
+
+  test('keys and costs', async () => {
+    const badCalls = [
+      [''], [42], [null], [undefined], [{}], ['x'.repeat(4097)], [Buffer.alloc(0)],
+      ['k', { cost: NaN }], ['k', { cost: Infinity }], ['k', { cost: -1 }], ['k', { cost: 0 }], ['k', { cost: 1.5 }],
+      ['k', { cost: '2' }], ['k', { cost: 6 }], ['k', { cost: 2 ** 60 }], ['k', 3], ['k', null],
+    ];
+    for (const args of badCalls) {
+      await assert.rejects(limiter.hit(...args), INVALID, `hit(${args.map(String)})`);
+      await assert.rejects(limiter.peek(...args), INVALID, `peek(${args.map(String)})`);
+      assert.throws(() => limiter.hitSync(...args), INVALID, `hitSync(${args.map(String)})`);
+    }
+    await assert.rejects(limiter.reset(''), INVALID);
+    await assert.rejects(limiter.hitMany('abc'), INVALID);
+    await assert.rejects(limiter.hitMany([1]), INVALID);
+    assert.equal((await limiter.peek('k')).used, 0);
+  });
+
+  test('an invalid-argument error points at the caller', async () => {
+    const error = await limiter.hit('').catch((e) => e);
+    assert.match(error.stack.split('\n')[1], /limiter\.test\.js/);
+  });
+});
+
+describe('Redis store', () => {
+  const redis = new RedisServer();
+  let limiter;
+  before(async () => {
+    await redis.start();
+    limiter = new Limiter({ policy: '100/minute', store: redis.url });
+  });
+  after(() => redis.close());
+
+  test('hit, peek, reset and hitMany, with the documented storage key', async () => {
+    assert.equal((await limiter.hit('alice', { cost: 3 })).remaining, 97);
+    assert.equal(await redis.command('EXISTS', 'rw:{alice}:fixed_window:100:60000'), '1');
+    assert.equal((await limiter.peek('alice')).used, 3);
+    const many = await limiter.hitMany(['alice', 'bob']);
+    assert.deepEqual(many.map((d) => d.used), [4, 1]);
+    await limiter.reset('alice');
+    assert.equal(await redis.command('EXISTS', 'rw:{alice}:fixed_window:100:60000'), '0');
+    assert.throws(() => limiter.hitSync('alice'), INVALID);
+  });
+
+  test('many hits in flight on one key: exactly the limit is allowed', async () => {
+    const results = await Promise.all(Array.from({ length: 500 }, () => limiter.hit('crowd')));
+    assert.equal(results.filter((d) => d.allowed).length, 100);
+  });
+
+  test('a bad call in a batch fails alone', async () => {
+    const results = await Promise.allSettled([limiter.hit('ok1'), limiter.hit(''), limiter.hit('ok2', { cost: 101 }), limiter.hit('ok3')]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    assert.equal(results[2].reason.code, codes.INVALID_ARGUMENT);
+  });
+
+  test('a store that is down: errors with a code, pointing at the caller; fail open and closed', async () => {
+    const down = 'redis://127.0.0.1:1?connect_timeout=200ms';
+    const raise = new Limiter({ policy: '5/minute', store: down });
+    for (const call of [() => raise.hit('k'), () => raise.peek('k'), () => raise.reset('k'), () => raise.hitMany(['k'])]) {
+      const error = await call().catch((e) => e);
+      assert.ok(error instanceof Error);
+      assert.equal(error.code, codes.STORE_UNAVAILABLE);
+      assert.doesNotMatch(error.message, /secret/);
+      assert.match(error.stack, /limiter\.test\.js/);
+    }
+    const open = new Limiter({ policy: '5/minute', store: down, onStoreError: 'allow' });
+    assert.deepEqual(await open.hit('k'), { allowed: true, limit: 5, remaining: 5, resetAfterMs: 0, retryAfterMs: 0, used: 0, resetAfterUs: 0, retryAfterUs: 0 });
+    const closed = new Limiter({ policy: '5/minute', store: down, onStoreError: 'deny' });
+    const denied = await closed.hit('k');
+    assert.equal(denied.allowed, false);
+    assert.equal(denied.retryAfterMs, 1000);
+  });
+
+  test('a store timeout is ERR_RATEWARDEN_STORE_TIMEOUT', async () => {
+    const slow = new Limiter({ policy: '5/minute', store: `${redis.url}?timeout=100ms` });
+    const sleeping = redis.command('DEBUG', 'SLEEP', '0.5');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await assert.rejects(slow.hit('k'), { code: codes.STORE_TIMEOUT });
+    await sleeping;
+  });
+});

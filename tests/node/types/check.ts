@@ -1,0 +1,60 @@
+// Type test (tsc -p tests/node/types): the shipped declarations accept the documented uses and reject misuse.
+import express = require('express');
+import ratewarden = require('ratewarden');
+import rw = require('ratewarden/express');
+
+async function api(): Promise<void> {
+  const limiter = new ratewarden.Limiter({ policy: '100/minute', store: 'redis://127.0.0.1:6379', onStoreError: 'allow' });
+  const d: ratewarden.Decision = await limiter.hit('user:1', { cost: 2 });
+  const allowed: boolean = d.allowed;
+  const wait: number = d.retryAfterMs + d.resetAfterMs + d.remaining + d.limit + d.used;
+  await limiter.hit(Buffer.from('binary'));
+  const many: ratewarden.Decision[] = await limiter.hitMany(['a', 'b']);
+  const nothing: void = await limiter.reset('a');
+  const peeked = await limiter.peek('a');
+  const sync: ratewarden.Decision = new ratewarden.Limiter({ policy: '5/second', algorithm: 'gcra', burst: 10 }).hitSync('k');
+  const clock = new ratewarden.TestClock(1_000_000);
+  clock.nowUs += 5;
+  const store = new ratewarden.Store('memory://', { testClock: clock });
+  const rates: readonly ratewarden.Rate[] = new ratewarden.Limiter({ policy: '1/s', store }).policies;
+  try {
+    await limiter.hit('');
+  } catch (e) {
+    const code: ratewarden.ErrorCode = (e as ratewarden.RatewardenError).code;
+    if (code === ratewarden.codes.STORE_TIMEOUT) console.log('timeout');
+  }
+  console.log(allowed, wait, many, nothing, peeked, sync, rates, ratewarden.version);
+
+  // @ts-expect-error the policy is required
+  new ratewarden.Limiter({});
+  // @ts-expect-error not an algorithm
+  new ratewarden.Limiter({ policy: '1/s', algorithm: 'leaky' });
+  // @ts-expect-error a cost is a number
+  await limiter.hit('k', { cost: '2' });
+  // @ts-expect-error keys are strings or bytes
+  await limiter.hit(42);
+  // @ts-expect-error decisions are read-only
+  d.allowed = false;
+}
+
+const app = express();
+app.use(rw.rateLimit({ limit: 100, window: 60_000, headers: 'draft-7', legacyHeaders: true }));
+app.post(
+  '/login',
+  rw.rateLimit({
+    policy: '5/minute',
+    key: (req) => `login:${String(req.body.user)}`,
+    skip: async (req) => req.ip === '127.0.0.1',
+    handler: (req, res, next, decision) => res.status(429).json({ retryAfterMs: decision.retryAfterMs }),
+    onKeyError: (req, res) => res.status(400).end(),
+    onStoreError: 'deny',
+  }),
+  (req, res) => res.send(req.rateLimit?.remaining),
+);
+const key: string = rw.clientKey('2001:db8::1');
+// @ts-expect-error not a header style
+rw.rateLimit({ headers: 'draft-9' });
+// @ts-expect-error key is a function
+rw.rateLimit({ key: 'ip' });
+
+console.log(api, key);
