@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libhiredis-dev redis-server redis-tools
   binutils python3 python3-pytest
+  python3-venv python3-dev wrk
 )
 
 missing=()

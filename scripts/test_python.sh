@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The Python package as a user gets it: `pip install .` into a fresh venv (build isolation: scikit-build-core and
+# pybind11 from PyPI), then pytest against the installed package and real redis-server processes — with the
+# current Flask 3.x, and again in a second venv with Flask 2.2.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+python=${PYTHON:-python3}
+
+run_suite() {  # venv directory, then the Flask requirements
+  local venv=$1
+  shift
+  echo "== Python tests ($*) =="
+  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q pytest "$@"
+  "$venv/bin/python" -m pip install -q --force-reinstall .
+  # -P: the source tree must not shadow the installed package (a test checks it).
+  "$venv/bin/python" -P -m pytest -q -p no:cacheprovider tests/python
+}
+
+run_suite .venv "flask>=3,<4"
+run_suite build-python/venv-flask2.2 "flask==2.2.5" "werkzeug==2.2.3"
