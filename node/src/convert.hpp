@@ -14,9 +14,11 @@ namespace rwnode {
 // The bytes of a key given as a string (UTF-8) or a Buffer / Uint8Array (as is). A string key is copied into
 // `scratch`; a Buffer key is viewed in place, valid while the JS value is. The core checks the length.
 std::string_view key_bytes(const Napi::Value& value, std::string& scratch);
+std::string_view key_bytes(napi_env env, napi_value value, std::string& scratch);
 
 // A cost: an integer Number. NaN, Infinity and fractions are invalid here; the range is checked by the core.
 int64_t cost_value(const Napi::Value& value);
+int64_t cost_value(napi_env env, napi_value value);
 
 // A decision as the 6 numbers JS reads back: allowed (0/1), limit, remaining, reset_after_us, retry_after_us, used.
 inline constexpr size_t kDecisionFields = 6;

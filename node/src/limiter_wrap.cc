@@ -62,6 +62,12 @@ Napi::Function function_arg(const Napi::Value& value) {
   return value.As<Napi::Function>();
 }
 
+napi_value sync_function(Napi::Env env, const char* name, napi_callback callback, void* self) {
+  napi_value fn;
+  NAPI_THROW_IF_FAILED(env, napi_create_function(env, name, NAPI_AUTO_LENGTH, callback, self, &fn), nullptr);
+  return fn;
+}
+
 Napi::Float64Array decisions_array(Napi::Env env, const std::vector<Decision>& decisions) {
   Napi::Float64Array out = Napi::Float64Array::New(env, decisions.size() * kDecisionFields);
   for (size_t i = 0; i < decisions.size(); ++i) write_decision(decisions[i], out.Data() + i * kDecisionFields);
@@ -177,9 +183,7 @@ class CallJob final : public Job {
 
 Napi::Function LimiterWrap::define(Napi::Env env) {
   return DefineClass(env, "Limiter",
-                     {InstanceMethod<&LimiterWrap::hit_sync>("hitSync"),
-                      InstanceMethod<&LimiterWrap::peek_sync>("peekSync"),
-                      InstanceMethod<&LimiterWrap::reset_sync>("resetSync"),
+                     {InstanceMethod<&LimiterWrap::reset_sync>("resetSync"),
                       InstanceMethod<&LimiterWrap::hit_many_sync>("hitManySync"),
                       InstanceMethod<&LimiterWrap::hits>("hits"),
                       InstanceMethod<&LimiterWrap::hit_many>("hitMany"),
@@ -202,18 +206,30 @@ LimiterWrap::LimiterWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Limi
   Napi::Float64Array out = info[3].As<Napi::Float64Array>();
   out_ref_ = Napi::Persistent(out);
   out_ = out.Data();
+  // The functions die with this object: the JS layer holds them only through it.
+  Napi::Object self = info.This().As<Napi::Object>();
+  self.Set("hitSync", Napi::Function(env, sync_function(env, "hitSync", &decide_sync<ratewarden::Mode::hit>, this)));
+  self.Set("peekSync", Napi::Function(env, sync_function(env, "peekSync", &decide_sync<ratewarden::Mode::peek>, this)));
 }
 
-void LimiterWrap::hit_sync(const Napi::CallbackInfo& info) {
-  const std::string_view key = key_bytes(info[0], scratch_);
-  const int64_t cost = cost_value(info[1]);
-  guarded(info.Env(), [&] { write_decision(limiter_->hit(key, cost), out_); });
-}
-
-void LimiterWrap::peek_sync(const Napi::CallbackInfo& info) {
-  const std::string_view key = key_bytes(info[0], scratch_);
-  const int64_t cost = cost_value(info[1]);
-  guarded(info.Env(), [&] { write_decision(limiter_->peek(key, cost), out_); });
+template <ratewarden::Mode mode>
+napi_value LimiterWrap::decide_sync(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  void* data = nullptr;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
+  auto* self = static_cast<LimiterWrap*>(data);
+  try {
+    const std::string_view key = key_bytes(env, argv[0], self->scratch_);
+    const int64_t cost = argc < 2 ? 1 : cost_value(env, argv[1]);
+    guarded(Napi::Env(env), [&] {
+      write_decision(mode == ratewarden::Mode::hit ? self->limiter_->hit(key, cost) : self->limiter_->peek(key, cost),
+                     self->out_);
+    });
+  } catch (const Napi::Error& e) {
+    e.ThrowAsJavaScriptException();
+  }
+  return nullptr;
 }
 
 void LimiterWrap::reset_sync(const Napi::CallbackInfo& info) {
