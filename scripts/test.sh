@@ -13,7 +13,8 @@ run_suite() {  # name, build dir, ctest filter, cmake options...
   local name=$1 dir=$2 filter=$3
   shift 3
   echo "== $name =="
-  cmake -S . -B "$dir" -G Ninja -DRATEWARDEN_WERROR=ON -DRATEWARDEN_BUILD_EXAMPLES=ON "$@" >/dev/null
+  cmake -S . -B "$dir" -G Ninja -DRATEWARDEN_WERROR=ON -DRATEWARDEN_BUILD_EXAMPLES=ON -DRATEWARDEN_BUILD_CAPI=ON "$@" \
+    >/dev/null
   cmake --build "$dir" -j "$jobs"
   ctest --test-dir "$dir" --output-on-failure -j "$jobs" ${filter:+-R "$filter"}
 }
