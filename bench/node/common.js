@@ -1,0 +1,46 @@
+'use strict';
+// Shared by the benchmark sections: medians of interleaved rounds, and a look at what one Redis call sends.
+
+const net = require('node:net');
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[sorted.length >> 1];
+}
+
+// Runs every measure once per round, interleaved (the machine is shared by the server, the clients and the load
+// generator: interleaving spreads the noise evenly), and returns the median of each.
+async function interleaved(measures, rounds = ROUNDS) {
+  const results = Object.fromEntries(Object.keys(measures).map((k) => [k, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const [name, measure] of Object.entries(measures)) results[name].push(await measure());
+  }
+  return Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
+}
+
+// The arguments of the first EVALSHA the server receives while `act` runs (MONITOR): the exact script call a
+// decision makes, for redis-benchmark to replay.
+function captureEvalsha(port, act) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let text = '';
+    socket.setTimeout(5000, () => socket.destroy(new Error('MONITOR saw no EVALSHA')));
+    socket.on('error', reject);
+    socket.on('data', (data) => {
+      text += data.toString('latin1');
+      if (text.startsWith('+OK') && !socket.acted) {
+        socket.acted = true;
+        act().catch(reject);
+      }
+      const line = text.split('\r\n').find((l) => l.includes('"EVALSHA"'));
+      if (line === undefined) return;
+      socket.destroy();
+      resolve([...line.slice(line.indexOf('"EVALSHA"')).matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]));
+    });
+    socket.write('MONITOR\r\n');
+  });
+}
+
+module.exports = { median, interleaved, captureEvalsha };

@@ -1,0 +1,29 @@
+'use strict';
+// Runs every section in one process and prints one table: node bench/node/run.js <redis port> <free base port>.
+// bench/node/run.sh sets everything up.
+
+const sections = { memory: require('./memory'), redis: require('./redis'), express: require('./http') };
+
+async function main() {
+  const [redisPort, basePort] = process.argv.slice(2).map(Number);
+  const only = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : Object.keys(sections);
+  const rows = [];
+  for (const name of only) {
+    process.stderr.write(`bench: ${name}...\n`);
+    rows.push(...(await sections[name].run(redisPort, basePort)));
+  }
+  const table = [['section', 'measure', 'ratewarden', 'other', 'ratio', 'target', '']];
+  for (const r of rows) {
+    const target = r.target === null ? '-' : `>= ${r.target}`;
+    const verdict = r.target === null ? '' : r.ratio >= r.target ? 'ok' : 'BELOW';
+    table.push([r.section, r.what, r.ours, r.peer, r.ratio.toFixed(2), target, verdict]);
+  }
+  const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)));
+  for (const row of table) console.log(row.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd());
+  console.log('\nratio: ratewarden over the other (for ns: the other over ratewarden), medians of interleaved rounds');
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
