@@ -9,7 +9,7 @@ export npm_config_nodedir=/usr   # Node headers are local: never downloaded
 export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
 
 echo "== Node: npm ci (builds the addon) =="
-npm ci --foreground-scripts --no-progress 2>&1 | grep -vE '^npm warn Unknown (user|env) config "nodedir"' || true
+npm ci --foreground-scripts --no-progress
 [ -f build-node/Release/ratewarden.node ] || { echo "test_node: the addon was not built" >&2; exit 1; }
 
 echo "== Node: type test (tsc --noEmit) =="

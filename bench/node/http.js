@@ -31,7 +31,7 @@ async function run(redisPort, basePort) {
       servers[variant] = { port: basePort + i, child: await start(variant, basePort + i, redisPort) };
       wrk(basePort + i, 1);  // warm-up: JIT, connections
     }
-    const m = await interleaved(Object.fromEntries(VARIANTS.map((v) => [v, async () => wrk(servers[v].port, 3)])), 3);
+    const m = await interleaved(Object.fromEntries(VARIANTS.map((v) => [v, async () => wrk(servers[v].port, 3)])));
     const rps = (x) => `${(x / 1000).toFixed(1)}k req/s`;
     const row = (what, ours, peer, target) =>
       ({ section: 'express', what, ours: rps(m[ours]), peer: rps(m[peer]), ratio: m[ours] / m[peer], target });
