@@ -9,18 +9,21 @@ namespace rwnode {
 LoopQueue::LoopQueue(Napi::Env env) : env_(env), finished_(std::make_shared<Finished>()) {
   napi_value name;
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_string_utf8(env, "ratewarden", NAPI_AUTO_LENGTH, &name));
-  // Unlimited queue, one thread count held for the process's life: the function then stays valid (answering
-  // napi_closing) for pool threads that finish after the environment is gone.
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, nullptr, nullptr,
                                                                  this, &LoopQueue::drain, &finished_->wake));
   NAPI_THROW_IF_FAILED_VOID(env, napi_unref_threadsafe_function(env, finished_->wake));
+  // Cleanup hooks run in reverse order of registration: this one runs before the function's own.
+  NAPI_THROW_IF_FAILED_VOID(env, napi_add_env_cleanup_hook(env, &LoopQueue::close, finished_.get()));
 }
 
-LoopQueue::~LoopQueue() {
-  std::lock_guard<std::mutex> lock(finished_->mu);
-  finished_->closed = true;
-  for (auto& job : finished_->jobs) job->abandon();
-  finished_->jobs.clear();
+LoopQueue::~LoopQueue() { close(finished_.get()); }
+
+void LoopQueue::close(void* finished) {
+  auto* f = static_cast<Finished*>(finished);
+  std::lock_guard<std::mutex> lock(f->mu);
+  f->closed = true;
+  for (auto& job : f->jobs) job->abandon();
+  f->jobs.clear();
 }
 
 void LoopQueue::submit(std::unique_ptr<Job> job) {

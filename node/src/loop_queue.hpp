@@ -45,6 +45,9 @@ class LoopQueue {
   };
 
   static void drain(napi_env env, napi_value, void* context, void*);
+  // From the environment's cleanup, before Node tears the thread-safe function down: jobs that finish later are
+  // dropped instead of calling it.
+  static void close(void* finished);
 
   napi_env env_;
   std::shared_ptr<Finished> finished_;
