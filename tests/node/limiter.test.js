@@ -195,8 +195,8 @@ describe('Redis store', () => {
 
   test('a store timeout is ERR_RATEWARDEN_STORE_TIMEOUT', async () => {
     const slow = new Limiter({ policy: '5/minute', store: `${redis.url}?timeout=100ms` });
-    const sleeping = redis.command('DEBUG', 'SLEEP', '0.5');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const sleeping = redis.command('DEBUG', 'SLEEP', '1');
+    await new Promise((resolve) => setTimeout(resolve, 200));
     await assert.rejects(slow.hit('k'), { code: codes.STORE_TIMEOUT });
     await sleeping;
   });
