@@ -25,7 +25,7 @@ function expected(e) {
   };
 }
 
-async function runCase(c, index, url) {
+async function runCase(c, prefix, url) {
   const clock = new TestClock(vectors.base_us);
   const limiter = new Limiter({
     policy: c.policy,
@@ -33,7 +33,7 @@ async function runCase(c, index, url) {
     algorithm: c.algorithm,
     burst: c.burst ?? undefined,
     buckets: c.buckets ?? undefined,
-    prefix: `conformance${index}`,
+    prefix,
   });
   for (const [n, step] of c.steps.entries()) {
     clock.nowUs = vectors.base_us + step.t;
@@ -52,13 +52,27 @@ test('the vectors cover every algorithm', () => {
   assert.deepEqual([...seen].sort(), ['fixed_window', 'gcra', 'sliding_log', 'sliding_window', 'token_bucket']);
 });
 
+// The test clock stops the time the scripts compute with, not the server's own: a key's TTL still runs out in real
+// time. A step that leaves a state with a millisecond to live (fixed_window '2/500ms' at t = 499000) races the next
+// step, which a busy machine can lose. Such a case is run again from a fresh key space; a wrong decision fails all
+// five times.
+async function runOnRedis(c, index, url) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runCase(c, `conformance${index}.${attempt}`, url);
+    } catch (error) {
+      if (attempt === 5) throw error;
+    }
+  }
+}
+
 describe('conformance on the memory store', () => {
-  for (const [index, c] of vectors.cases.entries()) test(c.name, () => runCase(c, index, 'memory://'));
+  for (const [index, c] of vectors.cases.entries()) test(c.name, () => runCase(c, `conformance${index}`, 'memory://'));
 });
 
 describe('conformance on Redis', () => {
   const redis = new RedisServer();
   before(() => redis.start());
   after(() => redis.close());
-  for (const [index, c] of vectors.cases.entries()) test(c.name, () => runCase(c, index, redis.url));
+  for (const [index, c] of vectors.cases.entries()) test(c.name, () => runOnRedis(c, index, redis.url));
 });
