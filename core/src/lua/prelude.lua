@@ -20,10 +20,14 @@ local function idiv(a, b)
   return -math.floor(-a / b)
 end
 
+-- With a test clock (ARGV[3] given) time stands still between steps while the server's TTLs keep running: a grace
+-- second keeps a state from expiring early in real time. Decisions never depend on TTLs, only on the stored times.
+local ttl_grace_ms = ARGV[3] ~= '' and 1000 or 0
+
 -- The TTL (ms, as a string) that keeps a state until expires_at, rounded up; nil when it has already expired.
 local function ttl_ms(now, expires_at)
   if expires_at <= now then return nil end
-  return fmt(math.floor((expires_at - now + 999) / 1000))
+  return fmt(math.floor((expires_at - now + 999) / 1000) + ttl_grace_ms)
 end
 
 -- Writes a HASH state's fields and its TTL, or deletes the key when the state has already expired.
