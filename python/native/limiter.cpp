@@ -1,5 +1,5 @@
 // Decision, Policy, Store and Limiter: argument conversion around the core's calls, the GIL released around each
-// store call.
+// call to a store that waits on I/O.
 #include <string>
 #include <vector>
 
@@ -58,9 +58,12 @@ std::vector<std::string> copy_keys(py::handle keys) {
   return out;
 }
 
-// The core call on one key, with the GIL released around it.
+// The core call, with the GIL released around it when the store waits on I/O (Redis). The memory store's calls
+// take a few hundred ns: releasing the GIL there only wakes a thread waiting for it, which costs the process more
+// CPU than the call itself (1-10 us per call amid 4 busy threads: bench/python/calls.py, "contended").
 template <typename Call>
-auto without_gil(Call&& call) {
+auto store_call(const Limiter& limiter, Call&& call) {
+  if (dynamic_cast<const MemoryStore*>(limiter.store().get()) != nullptr) return call();
   py::gil_scoped_release nogil;
   return call();
 }
@@ -110,7 +113,8 @@ void bind_store(py::module_& m) {
   py::class_<Store, std::shared_ptr<Store>>(m, "Store", "Where the state of every key lives.")
       .def(py::init([](py::handle url) {
              const std::string text = to_string(url, "url");
-             return without_gil([&] { return open_store(text); });
+             py::gil_scoped_release nogil;
+             return open_store(text);
            }),
            py::arg("url"))
       .def_property_readonly("url", &Store::describe, "The store's URL, password masked.")
@@ -137,7 +141,7 @@ void bind_limiter(py::module_& m) {
           [](Limiter& self, py::handle key, py::handle cost) {
             const std::string_view k = key_view(key);
             const int64_t c = to_int64(cost, "cost");
-            return without_gil([&] { return self.hit(k, c); });
+            return store_call(self, [&] { return self.hit(k, c); });
           },
           py::arg("key"), py::arg("cost") = 1)
       .def(
@@ -145,7 +149,7 @@ void bind_limiter(py::module_& m) {
           [](Limiter& self, py::handle key, py::handle cost) {
             const std::string_view k = key_view(key);
             const int64_t c = to_int64(cost, "cost");
-            return without_gil([&] { return self.hit(k, c).allowed; });
+            return store_call(self, [&] { return self.hit(k, c).allowed; });
           },
           py::arg("key"), py::arg("cost") = 1)
       .def(
@@ -153,14 +157,14 @@ void bind_limiter(py::module_& m) {
           [](Limiter& self, py::handle key, py::handle cost) {
             const std::string_view k = key_view(key);
             const int64_t c = to_int64(cost, "cost");
-            return without_gil([&] { return self.peek(k, c); });
+            return store_call(self, [&] { return self.peek(k, c); });
           },
           py::arg("key"), py::arg("cost") = 1)
       .def(
           "reset",
           [](Limiter& self, py::handle key) {
             const std::string_view k = key_view(key);
-            without_gil([&] { self.reset(k); });
+            store_call(self, [&] { self.reset(k); });
           },
           py::arg("key"))
       .def(
@@ -168,7 +172,7 @@ void bind_limiter(py::module_& m) {
           [](Limiter& self, py::handle keys, py::handle cost) {
             const std::vector<std::string> owned = copy_keys(keys);
             const int64_t c = to_int64(cost, "cost");
-            return without_gil([&] {
+            return store_call(self, [&] {
               const std::vector<std::string_view> views(owned.begin(), owned.end());
               return self.hit_many(views, c);
             });
