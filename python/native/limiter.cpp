@@ -68,6 +68,16 @@ auto store_call(const Limiter& limiter, Call&& call) {
   return call();
 }
 
+// A (key, cost) method: both converted with the GIL held, then `call(limiter, key, cost)` through store_call.
+template <typename Call>
+auto key_cost_method(Call call) {
+  return [call](Limiter& self, py::handle key, py::handle cost) {
+    const std::string_view k = key_view(key);
+    const int64_t c = to_int64(cost, "cost");
+    return store_call(self, [&] { return call(self, k, c); });
+  };
+}
+
 }  // namespace
 
 void bind_decision(py::module_& m) {
@@ -136,30 +146,13 @@ void bind_limiter(py::module_& m) {
            py::arg("policy"), py::arg("store"), py::kw_only(), py::arg("algorithm") = "fixed_window",
            py::arg("burst") = py::none(), py::arg("buckets") = py::none(), py::arg("prefix") = py::none(),
            py::arg("on_store_error") = "raise")
-      .def(
-          "hit",
-          [](Limiter& self, py::handle key, py::handle cost) {
-            const std::string_view k = key_view(key);
-            const int64_t c = to_int64(cost, "cost");
-            return store_call(self, [&] { return self.hit(k, c); });
-          },
-          py::arg("key"), py::arg("cost") = 1)
-      .def(
-          "allow",
-          [](Limiter& self, py::handle key, py::handle cost) {
-            const std::string_view k = key_view(key);
-            const int64_t c = to_int64(cost, "cost");
-            return store_call(self, [&] { return self.hit(k, c).allowed; });
-          },
-          py::arg("key"), py::arg("cost") = 1)
-      .def(
-          "peek",
-          [](Limiter& self, py::handle key, py::handle cost) {
-            const std::string_view k = key_view(key);
-            const int64_t c = to_int64(cost, "cost");
-            return store_call(self, [&] { return self.peek(k, c); });
-          },
-          py::arg("key"), py::arg("cost") = 1)
+      .def("hit", key_cost_method([](Limiter& l, std::string_view k, int64_t c) { return l.hit(k, c); }),
+           py::arg("key"), py::arg("cost") = 1)
+      .def("allow",
+           key_cost_method([](Limiter& l, std::string_view k, int64_t c) { return l.hit(k, c).allowed; }),
+           py::arg("key"), py::arg("cost") = 1)
+      .def("peek", key_cost_method([](Limiter& l, std::string_view k, int64_t c) { return l.peek(k, c); }),
+           py::arg("key"), py::arg("cost") = 1)
       .def(
           "reset",
           [](Limiter& self, py::handle key) {
