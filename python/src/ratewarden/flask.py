@@ -26,7 +26,7 @@ from werkzeug.exceptions import BadRequest, TooManyRequests
 from ._errors import StoreError
 from ._headers import ceil_seconds, legacy_fields, policy_item, ratelimit_item, sf_string
 from ._limiter import Limiter, open_store
-from ._native import Decision
+from ._native import Decision, Policy
 
 __all__ = ["RateLimitExceeded", "RateLimitKeyError", "RateLimiter", "client_address"]
 
@@ -116,13 +116,13 @@ class _Check:
     limiter: Limiter
     scope: str
     sf_names: List[str]  # one Structured Field name per policy of the limiter
+    policies: List[Policy]  # the limiter's, read once
 
     def reported_name(self, decision: Decision) -> str:
         """The name of the policy whose decision the core reported (the one with that capacity; on a tie, the
         first whose period covers the reset time)."""
-        policies = self.limiter.policies
-        if len(policies) > 1:
-            for name, p in zip(self.sf_names, policies):
+        if len(self.policies) > 1:
+            for name, p in zip(self.sf_names, self.policies):
                 if p.capacity == decision.limit and decision.reset_after_us <= p.period_us:
                     return name
         return self.sf_names[0]
@@ -334,13 +334,14 @@ class RateLimiter:
         if view is not None and _qualified_name(view) not in self._exempt:
             specs = self._limits.get(_qualified_name(view)) or ([state.default_spec] if state.default_spec else [])
         limiters = [self._bind(state, spec) for spec in specs]
-        names = iter(_distinct([spec.name or endpoint for spec, l in zip(specs, limiters) for _ in l.policies]))
+        policies = [limiter.policies for limiter in limiters]
+        names = iter(_distinct([spec.name or endpoint for spec, ps in zip(specs, policies) for _ in ps]))
         checks: List[_Check] = []
         items: List[str] = []
-        for spec, limiter in zip(specs, limiters):
-            sf_names = [sf_string(next(names)) for _ in limiter.policies]
-            items += [policy_item(n, p) for n, p in zip(sf_names, limiter.policies)]
-            checks.append(_Check(spec, limiter, spec.scope or endpoint, sf_names))
+        for spec, limiter, ps in zip(specs, limiters, policies):
+            sf_names = [sf_string(next(names)) for _ in ps]
+            items += [policy_item(n, p) for n, p in zip(sf_names, ps)]
+            checks.append(_Check(spec, limiter, spec.scope or endpoint, sf_names, ps))
         route = state.routes[endpoint] = _Route(checks, ", ".join(items))
         return route
 
@@ -366,7 +367,7 @@ class RateLimiter:
         if not route.checks:
             return
         decisions: List[Tuple[_Check, Decision]] = []
-        g._ratewarden = decisions
+        g._ratewarden = (route, decisions)
         for check in route.checks:
             spec = check.spec
             if spec.methods is not None and request.method not in spec.methods:
@@ -415,14 +416,13 @@ class RateLimiter:
             raise RateLimitExceeded(check.spec.policy, None, FAIL_CLOSED_RETRY_S) from error
 
     def _add_headers(self, state: _AppState, response: Response) -> Response:
-        decisions: Optional[List[Tuple[_Check, Decision]]] = g.pop("_ratewarden", None)
-        if not decisions:
+        checked: Optional[Tuple[_Route, List[Tuple[_Check, Decision]]]] = g.pop("_ratewarden", None)
+        if checked is None or not checked[1]:
             return response
+        route, decisions = checked
         headers = response.headers
         if state.headers:
-            route = state.routes.get(request.endpoint or "")
-            if route is not None:
-                headers["RateLimit-Policy"] = route.policy_field
+            headers["RateLimit-Policy"] = route.policy_field
             headers["RateLimit"] = ", ".join(ratelimit_item(c.reported_name(d), d) for c, d in decisions)
         last = decisions[-1][1]
         if state.legacy_headers:
