@@ -11,13 +11,19 @@ function median(values) {
 }
 
 // Runs every measure once per round, interleaved (the machine is shared by the server, the clients and the load
-// generator: interleaving spreads the noise evenly), and returns the median of each.
+// generator: measures taken side by side see the same noise), and returns each one's values, round by round.
 async function interleaved(measures, rounds = ROUNDS) {
   const results = Object.fromEntries(Object.keys(measures).map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
     for (const [name, measure] of Object.entries(measures)) results[name].push(await measure());
   }
-  return Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
+  return results;
+}
+
+// A table row comparing two measures: their medians, and the median of their ratios round by round.
+function compare(section, what, ours, other, { format, target = null, lowerIsBetter = false }) {
+  const ratios = ours.map((x, i) => (lowerIsBetter ? other[i] / x : x / other[i]));
+  return { section, what, ours: format(median(ours)), peer: format(median(other)), ratio: median(ratios), target };
 }
 
 // The arguments of the first EVALSHA the server receives while `act` runs (MONITOR): the exact script call a
@@ -43,4 +49,4 @@ function captureEvalsha(port, act) {
   });
 }
 
-module.exports = { median, interleaved, captureEvalsha };
+module.exports = { interleaved, compare, captureEvalsha };

@@ -4,7 +4,7 @@
 
 const { execFileSync, fork } = require('node:child_process');
 const path = require('node:path');
-const { interleaved } = require('./common');
+const { compare, interleaved } = require('./common');
 
 const VARIANTS = ['bare', 'ratewarden-memory', 'erl-memory', 'ratewarden-redis', 'erl-redis'];
 
@@ -15,31 +15,31 @@ function wrk(port, seconds) {
   return rps;
 }
 
-function start(variant, port, redisPort) {
-  const child = fork(path.join(__dirname, 'http_server.js'), [variant, String(port), String(redisPort)],
+// Resolves with { child, port } once the app listens.
+function start(variant, redisPort) {
+  const child = fork(path.join(__dirname, 'http_server.js'), [variant, String(redisPort)],
     { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
-    child.once('message', () => resolve(child));
+    child.once('message', (port) => resolve({ child, port }));
     child.once('exit', (code) => reject(new Error(`${variant} server exited (${code})`)));
   });
 }
 
-async function run(redisPort, basePort) {
+async function run(redisPort) {
   const servers = {};
   try {
-    for (const [i, variant] of VARIANTS.entries()) {
-      servers[variant] = { port: basePort + i, child: await start(variant, basePort + i, redisPort) };
-      wrk(basePort + i, 1);  // warm-up: JIT, connections
+    for (const variant of VARIANTS) {
+      servers[variant] = await start(variant, redisPort);
+      wrk(servers[variant].port, 1);  // warm-up: JIT, connections
     }
     const m = await interleaved(Object.fromEntries(VARIANTS.map((v) => [v, async () => wrk(servers[v].port, 3)])));
-    const rps = (x) => `${(x / 1000).toFixed(1)}k req/s`;
-    const row = (what, ours, peer, target) =>
-      ({ section: 'express', what, ours: rps(m[ours]), peer: rps(m[peer]), ratio: m[ours] / m[peer], target });
+    const format = (x) => `${(x / 1000).toFixed(1)}k req/s`;
+    const row = (what, a, b, target = null) => compare('express', what, m[a], m[b], { format, target });
     return [
       row('ratewarden memory / bare app', 'ratewarden-memory', 'bare', 0.9),
-      row('express-rate-limit memory / bare app', 'erl-memory', 'bare', null),
+      row('express-rate-limit memory / bare app', 'erl-memory', 'bare'),
       row('ratewarden redis / bare app', 'ratewarden-redis', 'bare', 0.8),
-      row('express-rate-limit + rate-limit-redis / bare app', 'erl-redis', 'bare', null),
+      row('express-rate-limit + rate-limit-redis / bare app', 'erl-redis', 'bare'),
       row('ratewarden memory / express-rate-limit memory', 'ratewarden-memory', 'erl-memory', 1),
       row('ratewarden redis / express-rate-limit redis', 'ratewarden-redis', 'erl-redis', 1),
     ];

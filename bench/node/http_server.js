@@ -1,10 +1,11 @@
 'use strict';
-// One Express app for the HTTP benchmark: node http_server.js <variant> <port> [redis port]. Every request is
-// allowed (a limit of 10^9 per hour per client address), so every request pays for a full decision.
+// One Express app for the HTTP benchmark, forked by http.js: node http_server.js <variant> [redis port]. It listens
+// on a free loopback port and sends that port to its parent. Every request is allowed (a limit of 10^9 per hour per
+// client address), so every request pays for a full decision.
 
 const express = require('express');
 
-const [variant, port, redisPort] = process.argv.slice(2);
+const [variant, redisPort] = process.argv.slice(2);
 const LIMIT = 1e9;
 const WINDOW_MS = 3_600_000;
 
@@ -34,4 +35,7 @@ function middleware() {
 
 const app = express();
 app.get('/', ...middleware(), (req, res) => res.send('ok'));
-app.listen(Number(port), '127.0.0.1', () => process.send && process.send('ready'));
+const server = app.listen(0, '127.0.0.1', (error) => {
+  if (error) throw error;
+  process.send(server.address().port);
+});

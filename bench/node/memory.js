@@ -3,7 +3,7 @@
 
 const { RateLimiterMemory } = require('rate-limiter-flexible');
 const { Limiter } = require('ratewarden');
-const { interleaved } = require('./common');
+const { compare, interleaved } = require('./common');
 
 const KEYS = Array.from({ length: 1000 }, (_, i) => `user${i}`);
 const N = 500_000;
@@ -46,13 +46,13 @@ async function run() {
     hitAwaited: () => awaited((k) => ours.hit(k)),
     consumeAwaited: () => awaited((k) => peer.consume(k)),
   });
-  const row = (what, oursNs, peerNs, target) =>
-    ({ section: 'memory', what, ours: `${oursNs.toFixed(0)} ns`, peer: `${peerNs.toFixed(0)} ns`, ratio: peerNs / oursNs, target });
+  const row = (what, a, b, target) =>
+    compare('memory', what, m[a], m[b], { format: (ns) => `${ns.toFixed(0)} ns`, target, lowerIsBetter: true });
   return [
-    row('hitSync vs consume (1000 in flight)', m.hitSync, m.consume, 2),
-    row('hitSync vs consume (awaited one by one)', m.hitSync, m.consumeAwaited, 2),
-    row('hit vs consume (1000 in flight)', m.hit, m.consume, 1),
-    row('hit vs consume (awaited one by one)', m.hitAwaited, m.consumeAwaited, 1),
+    row('hitSync vs consume (1000 in flight)', 'hitSync', 'consume', 2),
+    row('hitSync vs consume (awaited one by one)', 'hitSync', 'consumeAwaited', 2),
+    row('hit vs consume (1000 in flight)', 'hit', 'consume', 1),
+    row('hit vs consume (awaited one by one)', 'hitAwaited', 'consumeAwaited', 1),
   ];
 }
 

@@ -6,7 +6,7 @@ const { execFileSync } = require('node:child_process');
 const Redis = require('ioredis');
 const { RateLimiterRedis } = require('rate-limiter-flexible');
 const { Limiter } = require('ratewarden');
-const { captureEvalsha, interleaved } = require('./common');
+const { captureEvalsha, compare, interleaved } = require('./common');
 
 const IN_FLIGHT = 100;
 const SECONDS = 2;
@@ -49,10 +49,10 @@ async function run(port) {
     redisBenchmark: async () => redisBenchmark(port, evalsha),
   });
   client.disconnect();
-  const rate = (x) => `${(x / 1000).toFixed(1)}k/s`;
+  const format = (x) => `${(x / 1000).toFixed(1)}k/s`;
   return [
-    { section: 'redis', what: 'hit vs RateLimiterRedis, 100 in flight', ours: rate(m.ours), peer: rate(m.peer), ratio: m.ours / m.peer, target: 1 },
-    { section: 'redis', what: 'hit vs redis-benchmark -c 50 -P 16, same EVALSHA', ours: rate(m.ours), peer: rate(m.redisBenchmark), ratio: m.ours / m.redisBenchmark, target: 0.8 },
+    compare('redis', 'hit vs RateLimiterRedis, 100 in flight', m.ours, m.peer, { format, target: 1 }),
+    compare('redis', 'hit vs redis-benchmark -c 50 -P 16, same EVALSHA', m.ours, m.redisBenchmark, { format, target: 0.8 }),
   ];
 }
 

@@ -1,16 +1,16 @@
 'use strict';
-// Runs every section in one process and prints one table: node bench/node/run.js <redis port> <free base port>.
+// Runs every section in one process and prints one table: node bench/node/run.js <redis port>.
 // bench/node/run.sh sets everything up.
 
 const sections = { memory: require('./memory'), redis: require('./redis'), express: require('./http') };
 
 async function main() {
-  const [redisPort, basePort] = process.argv.slice(2).map(Number);
+  const redisPort = Number(process.argv[2]);
   const only = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : Object.keys(sections);
   const rows = [];
   for (const name of only) {
     process.stderr.write(`bench: ${name}...\n`);
-    rows.push(...(await sections[name].run(redisPort, basePort)));
+    rows.push(...(await sections[name].run(redisPort)));
   }
   const table = [['section', 'measure', 'ratewarden', 'other', 'ratio', 'target', '']];
   for (const r of rows) {
@@ -20,7 +20,7 @@ async function main() {
   }
   const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)));
   for (const row of table) console.log(row.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd());
-  console.log('\nratio: ratewarden over the other (for ns: the other over ratewarden), medians of interleaved rounds');
+  console.log('\nmedians of interleaved rounds; ratio: the median of the per-round ratios of ratewarden over the other (for ns: the other over ratewarden)');
 }
 
 main().catch((error) => {

@@ -18,4 +18,4 @@ redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemoni
 trap 'kill "$(cat "$dir/redis.pid")" 2>/dev/null; rm -rf "$dir"' EXIT
 until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 
-node bench/node/run.js "$port" "$(( $(free_port) % 20000 + 30000 ))"
+node bench/node/run.js "$port"

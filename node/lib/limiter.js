@@ -3,8 +3,10 @@
 //
 // On the memory store every call is computed synchronously on the loop (well under a microsecond) and the Promise
 // methods return settled Promises. On network stores every call runs on the core's thread pool; hits started in the
-// same turn of the event loop (say, by every request read in one poll) go out together, as pipelines of at most
-// BATCH keys, so that many of them share one round trip.
+// same turn of the event loop (say, by every request read in one poll) go out together, as pipelines that many
+// calls share. At most PIPELINES are in flight per limiter: calls made meanwhile wait for the next free one, so
+// pipelines grow with the load instead of splitting into many small round trips; and a turn's calls are spread over
+// the free ones (MIN_PIPELINE keys or more each) so that the server works on some while the loop settles others.
 
 const native = require('./native');
 const { fromCaller, fromNative, invalidArgument } = require('./errors');
@@ -12,15 +14,17 @@ const { FIELDS, decisionAt, decisionList } = require('./decision');
 const { checkKey, costOf, limiterOptions } = require('./options');
 const { Store, storeFor } = require('./store');
 
-// Several pipelines in flight keep the server busy while the loop settles the answers of the previous ones.
-const BATCH = 32;
+const PIPELINES = 4;  // the Redis store's default pool size
+const MIN_PIPELINE = 8;
 
 class Limiter {
   #native;
   #out = new Float64Array(FIELDS);
   #inMemory;
   #store;
-  #batch = null;
+  #pending = { keys: [], costs: [], settle: [] };
+  #inFlight = 0;
+  #flushScheduled = false;
   #policies;
 
   constructor(options) {
@@ -121,29 +125,46 @@ class Limiter {
   }
 
   #enqueue(key, cost, settle) {
-    let batch = this.#batch;
-    if (batch === null) {
-      batch = this.#batch = { keys: [], costs: [], settle: [] };
-      setImmediate(() => this.#flush(batch));
-    }
-    batch.keys.push(key);
-    batch.costs.push(cost);
-    batch.settle.push(settle);
-    if (batch.keys.length === BATCH) this.#flush(batch);
+    const pending = this.#pending;
+    pending.keys.push(key);
+    pending.costs.push(cost);
+    pending.settle.push(settle);
+    this.#scheduleFlush();
   }
 
-  #flush(batch) {
-    if (this.#batch !== batch) return;  // already sent, full
-    this.#batch = null;
-    const { settle } = batch;
+  // After the current turn of the loop, when every call it makes has been gathered.
+  #scheduleFlush() {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => this.#flush());
+  }
+
+  #flush() {
+    this.#flushScheduled = false;
+    const { keys, costs, settle } = this.#pending;
+    const free = PIPELINES - this.#inFlight;
+    if (keys.length === 0 || free <= 0) return;  // a pipeline that comes back schedules the next flush
+    this.#pending = { keys: [], costs: [], settle: [] };
+    const size = Math.ceil(keys.length / Math.min(free, Math.ceil(keys.length / MIN_PIPELINE)));
+    for (let start = 0; start < keys.length; start += size) {
+      const end = Math.min(keys.length, start + size);
+      this.#send(keys.slice(start, end), costs.slice(start, end), settle.slice(start, end));
+    }
+  }
+
+  #send(keys, costs, settle) {
+    this.#inFlight++;
+    const done = (error, values, errors) => {
+      this.#inFlight--;
+      if (this.#pending.keys.length > 0) this.#scheduleFlush();
+      for (let i = 0; i < settle.length; i++) {
+        settle[i](error || (errors !== null && errors[i]) || decisionAt(values, i * FIELDS));
+      }
+    };
     try {
-      this.#native.hits(batch.keys, batch.costs, (error, values, errors) => {
-        for (let i = 0; i < settle.length; i++) {
-          settle[i](error || (errors !== null && errors[i]) || decisionAt(values, i * FIELDS));
-        }
-      });
+      this.#native.hits(keys, costs, done);
     } catch (error) {
-      for (const s of settle) s(error);
+      done(error, null, null);
     }
   }
 }
