@@ -81,6 +81,13 @@ RW_EXPORT int rw_store_open(const char *url, rw_store_t **store, char **errmsg);
 /* Releases the handle. Limiters made on it keep working. */
 RW_EXPORT void rw_store_close(rw_store_t *store);
 
+/* For tests (deterministic time): like rw_store_open, but time comes from now_us(user_data), in microseconds — the
+ * memory store's clock, or the time the Redis scripts use instead of the server's TIME. It is called on any thread,
+ * on every decision: keep it cheap and thread-safe. Production code uses rw_store_open. */
+typedef int64_t (*rw_clock_fn)(void *user_data);
+RW_EXPORT int rw_store_open_with_clock(const char *url, rw_clock_fn now_us, void *user_data, rw_store_t **store,
+                                       char **errmsg);
+
 /* ---- Limiter options -------------------------------------------------------------------------------------- */
 
 typedef struct rw_options_t rw_options_t;

@@ -126,6 +126,16 @@ int rw_store_open(const char* url, rw_store_t** store, char** errmsg) {
   return guarded(errmsg, [&] { *store = new rw_store_t{ratewarden::open_store(url)}; });
 }
 
+int rw_store_open_with_clock(const char* url, rw_clock_fn now_us, void* user_data, rw_store_t** store,
+                             char** errmsg) {
+  if (url == nullptr) return null_argument(errmsg, "url");
+  if (now_us == nullptr) return null_argument(errmsg, "now_us");
+  if (store == nullptr) return null_argument(errmsg, "store");
+  return guarded(errmsg, [&] {
+    *store = new rw_store_t{ratewarden::open_store(url, [now_us, user_data] { return now_us(user_data); })};
+  });
+}
+
 void rw_store_close(rw_store_t* store) { delete store; }
 
 rw_options_t* rw_options_create(void) { return new (std::nothrow) rw_options_t; }

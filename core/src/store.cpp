@@ -34,7 +34,7 @@ void Store::set_key_prefix(std::string prefix) {
 
 namespace {
 
-std::shared_ptr<Store> open_scheme(Url& url, std::string_view text) {
+std::shared_ptr<Store> open_scheme(Url& url, std::string_view text, Clock clock) {
   if (url.scheme == "memory") {
     if (!url.hosts.empty() || !url.path.empty() || !url.user.empty())
       throw InvalidArgument("invalid store URL \"" + masked_url(text) +
@@ -42,16 +42,19 @@ std::shared_ptr<Store> open_scheme(Url& url, std::string_view text) {
     MemoryStoreOptions options;
     options.max_keys = take_int(url, "max_keys", options.max_keys, 1, int64_t{1} << 40);
     options.shards = static_cast<int32_t>(take_int(url, "shards", 0, 1, 65536));
+    options.clock = std::move(clock);
     reject_unknown_options(url, text);
     return std::make_shared<MemoryStore>(options);
   }
   if (url.scheme == "redis") {
     RedisStoreOptions options = redis_options_from_url(url, text);
+    options.clock = std::move(clock);
     reject_unknown_options(url, text);
     return std::make_shared<RedisStore>(options);
   }
   if (url.scheme == "redis+cluster") {
     ClusterStoreOptions options = cluster_options_from_url(url, text);
+    options.clock = std::move(clock);
     reject_unknown_options(url, text);
     return std::make_shared<ClusterStore>(options);
   }
@@ -61,12 +64,14 @@ std::shared_ptr<Store> open_scheme(Url& url, std::string_view text) {
 
 }  // namespace
 
-std::shared_ptr<Store> open_store(std::string_view text) {
+std::shared_ptr<Store> open_store(std::string_view text) { return open_store(text, Clock()); }
+
+std::shared_ptr<Store> open_store(std::string_view text, Clock clock) {
   Url url = parse_url(text);
   auto prefix = url.query.find("prefix");
   std::string key_prefix = prefix == url.query.end() ? "rw" : prefix->second;
   if (prefix != url.query.end()) url.query.erase(prefix);
-  std::shared_ptr<Store> store = open_scheme(url, text);
+  std::shared_ptr<Store> store = open_scheme(url, text, std::move(clock));
   store->set_key_prefix(key_prefix);
   return store;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ratewarden.h"
+#include "redis_process.h"
 
 static const char *phase = "";
 static atomic_int checks; /* callbacks check on library threads */
@@ -262,47 +263,6 @@ static void test_operations(const char *url, const char *prefix) {
   rw_store_close(store);
 }
 
-/* ---- A real redis-server on a free loopback port ---- */
-
-static int free_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in addr = {0};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  CHECK(bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0);
-  CHECK(getsockname(fd, (struct sockaddr *)&addr, &len) == 0);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-static int can_connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in addr = {0};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons((uint16_t)port);
-  int ok = connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0;
-  close(fd);
-  return ok;
-}
-
-static pid_t start_redis(int port) {
-  char port_s[16];
-  snprintf(port_s, sizeof port_s, "%d", port);
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive this test, whatever ends it */
-    if (freopen("/dev/null", "w", stdout) == NULL || freopen("/dev/null", "w", stderr) == NULL) _exit(126);
-    execlp("redis-server", "redis-server", "--port", port_s, "--bind", "127.0.0.1", "--save", "", "--appendonly",
-           "no", "--enable-debug-command", "yes", (char *)NULL);
-    _exit(127);
-  }
-  for (int i = 0; i < 500 && !can_connect(port); ++i) nanosleep(&(struct timespec){0, 10000000}, NULL);
-  CHECK(can_connect(port));
-  return pid;
-}
-
 static void redis_cli(int port, const char *args) {
   char cmd[256];
   snprintf(cmd, sizeof cmd, "redis-cli -p %d %s >/dev/null", port, args);
@@ -359,8 +319,7 @@ int main(void) {
   snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
   test_operations(url, "capi");
   test_store_failures(port);
-  kill(redis, SIGKILL);
-  waitpid(redis, NULL, 0);
+  stop_redis(redis);
 
   printf("%d passed, 0 failed\n", atomic_load(&checks));
   return 0;

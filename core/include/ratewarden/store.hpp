@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ratewarden/clock.hpp"
 #include "ratewarden/decision.hpp"
 #include "ratewarden/errors.hpp"
 #include "ratewarden/policy.hpp"
@@ -57,5 +58,8 @@ void validate_key_prefix(const std::string& prefix);
 //   redis+cluster://[user[:password]@]host:port[,host:port...][?timeout=1s&connect_timeout=1s&pool=4]
 // Every scheme also takes ?prefix=P, the store's key_prefix.
 std::shared_ptr<Store> open_store(std::string_view url);
+// For tests: the same, with time from `clock` (µs) — the memory store's clock, or the "now" the Redis scripts get
+// instead of reading the server's TIME. An empty clock means the usual one.
+std::shared_ptr<Store> open_store(std::string_view url, Clock clock);
 
 }  // namespace ratewarden

@@ -1,0 +1,109 @@
+/* The shared conformance vectors through the C ABI, on the memory store and on a real redis-server.
+ * Usage: conformance_c VECTORS_AS_LINES   (tests/capi/vectors_to_lines.py makes the file from vectors.json) */
+#define _POSIX_C_SOURCE 200809L
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ratewarden.h"
+#include "redis_process.h"
+
+static _Atomic int64_t now_us;
+
+static int64_t test_clock(void *user_data) {
+  (void)user_data;
+  return atomic_load(&now_us);
+}
+
+static size_t unhex(const char *hex, char *out) {
+  size_t n = 0;
+  for (; hex[0] && hex[1]; hex += 2) {
+    unsigned byte;
+    sscanf(hex, "%2x", &byte);
+    out[n++] = (char)byte;
+  }
+  return n;
+}
+
+/* Runs every case of the file on stores opened from `url`; returns the number of mismatched steps. */
+static int run_all(const char *path, const char *url, int *steps) {
+  FILE *in = fopen(path, "r");
+  if (in == NULL) {
+    perror(path);
+    exit(2);
+  }
+  char line[1024], key[512];
+  long long base = 0;
+  int failures = 0, index = -1;
+  rw_store_t *store = NULL;
+  rw_limiter_t *limiter = NULL;
+  while (fgets(line, sizeof line, in) != NULL) {
+    char op[16], algorithm[32], burst[24], buckets[24], policy[256], key_hex[1024];
+    long long t, cost, e[6];
+    if (sscanf(line, "base %lld", &base) == 1) continue;
+    if (sscanf(line, "case %d %31s %23s %23s %255[^\n]", &index, algorithm, burst, buckets, policy) == 5) {
+      rw_limiter_destroy(limiter);
+      rw_store_close(store);
+      rw_options_t *o = rw_options_create();
+      rw_options_set_algorithm(o, algorithm);
+      if (strcmp(burst, "-") != 0) rw_options_set_burst(o, atoll(burst));
+      if (strcmp(buckets, "-") != 0) rw_options_set_buckets(o, atoi(buckets));
+      char prefix[32];
+      snprintf(prefix, sizeof prefix, "c-conformance%d", index);
+      rw_options_set_prefix(o, prefix);
+      char *err = NULL;
+      if (rw_store_open_with_clock(url, test_clock, NULL, &store, &err) != RW_OK ||
+          rw_limiter_create(store, policy, o, &limiter, &err) != RW_OK) {
+        fprintf(stderr, "case %d: %s\n", index, err);
+        exit(2);
+      }
+      rw_options_destroy(o);
+      continue;
+    }
+    if (sscanf(line, "reset %lld %1023s", &t, key_hex) == 2) {
+      atomic_store(&now_us, base + t);
+      size_t n = unhex(key_hex, key);
+      if (rw_reset(limiter, key, n, NULL) != RW_OK) ++failures;
+      continue;
+    }
+    if (sscanf(line, "%15s %lld %lld %1023s %lld %lld %lld %lld %lld %lld", op, &t, &cost, key_hex, &e[0], &e[1], &e[2],
+               &e[3], &e[4], &e[5]) != 10)
+      continue;
+    atomic_store(&now_us, base + t);
+    size_t n = unhex(key_hex, key);
+    rw_decision_t d;
+    char *err = NULL;
+    int st = strcmp(op, "hit") == 0 ? rw_hit(limiter, key, n, cost, &d, &err) : rw_peek(limiter, key, n, cost, &d, &err);
+    ++*steps;
+    if (st != RW_OK || d.allowed != e[0] || d.limit != e[1] || d.remaining != e[2] || d.reset_after_us != e[3] ||
+        d.retry_after_us != e[4] || d.used != e[5]) {
+      ++failures;
+      fprintf(stderr, "%s case %d %s t=%lld: got %s allowed=%d limit=%lld remaining=%lld reset=%lld retry=%lld used=%lld%s%s\n",
+              url, index, op, t, rw_status_str(st), d.allowed, (long long)d.limit, (long long)d.remaining,
+              (long long)d.reset_after_us, (long long)d.retry_after_us, (long long)d.used, err ? ": " : "",
+              err ? err : "");
+      rw_free(err);
+    }
+  }
+  rw_limiter_destroy(limiter);
+  rw_store_close(store);
+  fclose(in);
+  return failures;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s VECTORS_AS_LINES\n", argv[0]);
+    return 2;
+  }
+  int steps = 0, failures = run_all(argv[1], "memory://", &steps);
+  const int port = free_port();
+  const pid_t redis = start_redis(port);
+  char url[64];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+  failures += run_all(argv[1], url, &steps);
+  stop_redis(redis);
+  printf("%d passed, %d failed\n", steps - failures, failures);
+  return failures == 0 ? 0 : 1;
+}
