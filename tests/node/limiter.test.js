@@ -37,6 +37,15 @@ describe('memory store', () => {
     assert.equal(limiter.hitSync('\u00e9').remaining, 1);
   });
 
+  test('a string key is its UTF-8 bytes, a lone surrogate as U+FFFD (as Buffer.from does)', () => {
+    const limiter = new Limiter({ policy: '2/minute' });
+    for (const key of ['caf\u00e9', '\u65e5\u672c', '\u{1F600}', '\ud800x', 'a\udc00', '\u0000b', 'x'.repeat(4096)]) {
+      limiter.hitSync(key);
+      assert.equal(limiter.hitSync(Buffer.from(key, 'utf8')).remaining, 0, JSON.stringify(key));
+    }
+    assert.throws(() => limiter.hitSync('\u00e9'.repeat(2049)), /4098 bytes/);
+  });
+
   test('hitMany decides each key, and an invalid key charges nothing', async () => {
     const limiter = new Limiter({ policy: '1/minute' });
     const [a, b, again] = await limiter.hitMany(['a', 'b', 'a']);
