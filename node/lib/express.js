@@ -149,19 +149,24 @@ function rateLimit(options = {}) {
     return decide(req, res, next, k);
   }
 
+  function start(req, res, next) {
+    if (!skip) return afterSkip(req, res, next, false);
+    let skipped;
+    try {
+      skipped = skip(req, res);
+    } catch (error) {
+      return next(error);
+    }
+    if (isPromise(skipped)) return skipped.then((s) => afterSkip(req, res, next, s), next);
+    return afterSkip(req, res, next, skipped);
+  }
+
   return function ratewardenMiddleware(req, res, next) {
     if (req[counted]) return next();
     req[counted] = true;
-    let skipped = false;
-    if (skip) {
-      try {
-        skipped = skip(req, res);
-      } catch (error) {
-        return next(error);
-      }
-      if (isPromise(skipped)) return skipped.then((s) => afterSkip(req, res, next, s), next);
-    }
-    return afterSkip(req, res, next, skipped);
+    const result = start(req, res, next);
+    // A handler or onKeyError that throws after an await goes to Express, not to an unhandled rejection.
+    if (isPromise(result)) result.catch(next);
   };
 }
 

@@ -134,6 +134,20 @@ test('a custom handler and message', () =>
     assert.deepEqual([m.status, m.body], [420, '{"error":"slow down"}']);
   }));
 
+test('a handler that throws, sync or after an await, reaches Express\'s error handling', () =>
+  withApp((app) => {
+    const boom = () => { throw new Error('boom'); };
+    app.get('/sync', rateLimit({ limit: 1, window: 60_000, handler: boom }), ok);
+    app.get('/async', rateLimit({ limit: 1, window: 60_000, key: async () => 'k', handler: boom }), ok);
+    app.use((error, req, res, next) => res.status(500).send(error.message));
+  }, async (server) => {
+    for (const path of ['/sync', '/async']) {
+      await server.request(path);
+      const r = await server.request(path);
+      assert.deepEqual([r.status, r.body], [500, 'boom'], path);
+    }
+  }));
+
 test('a key that cannot be made is a 400 by default, or what onKeyError says', () =>
   withApp((app) => {
     app.get('/d', rateLimit({ key: byUser }), ok);
@@ -207,6 +221,18 @@ describe('Redis store', () => {
   const redis = new RedisServer();
   before(() => redis.start());
   after(() => redis.close());
+
+  test('a handler that throws after the store answered reaches Express\'s error handling', () =>
+    withApp((app) => {
+      app.get('/', rateLimit({ limit: 1, window: 60_000, store: redis.url, prefix: 'throws', handler: () => {
+        throw new Error('boom');
+      } }), ok);
+      app.use((error, req, res, next) => res.status(500).send(error.message));
+    }, async (server) => {
+      await server.request('/');
+      const r = await server.request('/');
+      assert.deepEqual([r.status, r.body], [500, 'boom']);
+    }));
 
   test('limits shared by two apps through Redis', async () => {
     const make = (app) => app.get('/', rateLimit({ limit: 3, window: 60_000, store: redis.url, key: byUser }), ok);
