@@ -25,3 +25,4 @@ concurrent="MemoryStore|Threads|AcrossProcesses|ScriptFlush|RedisFailures|HitAsy
 run_suite "concurrency tests under TSan" build-tsan "$concurrent" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRATEWARDEN_TSAN=ON
 scripts/test_python.sh  # the Python package: pip install ., pytest with Flask 3.x and with Flask 2.2
 scripts/test_node.sh    # the Node package: npm ci (builds the addon), tsc type test, node --test, npm pack installed elsewhere
+scripts/test_polyglot.sh  # one limit across runtimes: C, Go, Python and Node processes on one Redis and a cluster

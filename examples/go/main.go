@@ -1,6 +1,5 @@
 // Login protection from Go through cgo and the C ABI: 5 attempts per username per minute.
-// Build flags come from pkg-config (an installed ratewarden) or from CGO_CFLAGS / CGO_LDFLAGS.
-// Usage: go run . [store-url]
+// Build flags come from pkg-config (an installed ratewarden).
 package main
 
 /*
@@ -28,16 +27,21 @@ func takeError(status C.int, msg *C.char) error {
 	return fmt.Errorf("%s: %s", C.GoString(C.rw_status_str(status)), C.GoString(msg))
 }
 
-func NewLimiter(url, policy string) (*Limiter, error) {
-	curl, cpolicy := C.CString(url), C.CString(policy)
+// NewLimiter applies policy ("5/minute", ...) with algorithm ("fixed_window", "gcra", ...) on the store at url.
+func NewLimiter(url, policy, algorithm string) (*Limiter, error) {
+	curl, cpolicy, calgorithm := C.CString(url), C.CString(policy), C.CString(algorithm)
 	defer C.free(unsafe.Pointer(curl))
 	defer C.free(unsafe.Pointer(cpolicy))
+	defer C.free(unsafe.Pointer(calgorithm))
+	options := C.rw_options_create()
+	defer C.rw_options_destroy(options)
+	C.rw_options_set_algorithm(options, calgorithm)
 	var l Limiter
 	var msg *C.char
 	if st := C.rw_store_open(curl, &l.store, &msg); st != C.RW_OK {
 		return nil, takeError(st, msg)
 	}
-	if st := C.rw_limiter_create(l.store, cpolicy, nil, &l.limiter, &msg); st != C.RW_OK {
+	if st := C.rw_limiter_create(l.store, cpolicy, options, &l.limiter, &msg); st != C.RW_OK {
 		C.rw_store_close(l.store)
 		return nil, takeError(st, msg)
 	}
@@ -50,30 +54,46 @@ func (l *Limiter) Close() {
 }
 
 // Hit consumes one attempt for key; the decision's durations are in microseconds.
-func (l *Limiter) Hit(key string) (C.rw_decision_t, error) {
+func (l *Limiter) Hit(key string) (C.rw_decision_t, error) { return l.decide(key, true) }
+
+// Peek tells what Hit would decide, consuming nothing.
+func (l *Limiter) Peek(key string) (C.rw_decision_t, error) { return l.decide(key, false) }
+
+func (l *Limiter) decide(key string, hit bool) (C.rw_decision_t, error) {
 	var d C.rw_decision_t
 	var msg *C.char
 	ckey := C.CBytes([]byte(key))
 	defer C.free(ckey)
-	if st := C.rw_hit(l.limiter, (*C.char)(ckey), C.size_t(len(key)), 1, &d, &msg); st != C.RW_OK {
+	var st C.int
+	if hit {
+		st = C.rw_hit(l.limiter, (*C.char)(ckey), C.size_t(len(key)), 1, &d, &msg)
+	} else {
+		st = C.rw_peek(l.limiter, (*C.char)(ckey), C.size_t(len(key)), 1, &d, &msg)
+	}
+	if st != C.RW_OK {
 		return d, takeError(st, msg)
 	}
 	return d, nil
 }
 
+// Usage: go run . [store-url]        the login example
+//        go run . fleet hit|peek ...  one member of the polyglot fleet test (fleet.go)
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "fleet" {
+		os.Exit(fleet(os.Args[2:]))
+	}
 	url := "memory://"
 	if len(os.Args) > 1 {
 		url = os.Args[1]
 	}
-	l, err := NewLimiter(url, "5/minute")
+	l, err := NewLimiter(url, "5/minute", "fixed_window")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "login:", err)
 		os.Exit(1)
 	}
 	defer l.Close()
 	// Bad input is an error value with the library's message, never a crash.
-	if _, err := NewLimiter(url, "5/fortnight"); err == nil || !strings.Contains(err.Error(), `unknown unit "fortnight"`) {
+	if _, err := NewLimiter(url, "5/fortnight", "fixed_window"); err == nil || !strings.Contains(err.Error(), `unknown unit "fortnight"`) {
 		fmt.Fprintln(os.Stderr, "login: a bad policy was not reported:", err)
 		os.Exit(1)
 	}
