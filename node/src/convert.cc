@@ -74,17 +74,17 @@ std::string_view key_bytes(const Napi::Value& value, std::string& scratch) {
   return key_bytes(value.Env(), value, scratch);
 }
 
-int64_t cost_value(napi_env env, napi_value value) {
+int64_t integer_value(napi_env env, napi_value value, const char* name) {
   double d = 0;
-  if (napi_get_value_double(env, value, &d) != napi_ok) throw_invalid(Napi::Env(env), "cost must be an integer");
+  if (napi_get_value_double(env, value, &d) != napi_ok)
+    throw_invalid(Napi::Env(env), std::string(name) + " must be an integer");
   if (!std::isfinite(d) || std::floor(d) != d)
-    throw_invalid(Napi::Env(env), "cost must be an integer, got " + Napi::Value(env, value).ToString().Utf8Value());
-  // Beyond 2^53 a double is not an exact integer; any such cost is far above every capacity anyway.
+    throw_invalid(Napi::Env(env),
+                  std::string(name) + " must be an integer, got " + Napi::Value(env, value).ToString().Utf8Value());
+  // Beyond 2^53 a double is not an exact integer; any such value is far above every bound anyway.
   constexpr double kExact = 9007199254740992.0;
   return static_cast<int64_t>(std::fmax(-kExact, std::fmin(kExact, d)));
 }
-
-int64_t cost_value(const Napi::Value& value) { return cost_value(value.Env(), value); }
 
 void write_decision(const ratewarden::Decision& d, double* out) {
   out[0] = d.allowed ? 1 : 0;

@@ -16,9 +16,12 @@ namespace rwnode {
 std::string_view key_bytes(const Napi::Value& value, std::string& scratch);
 std::string_view key_bytes(napi_env env, napi_value value, std::string& scratch);
 
-// A cost: an integer Number. NaN, Infinity and fractions are invalid here; the range is checked by the core.
-int64_t cost_value(const Napi::Value& value);
-int64_t cost_value(napi_env env, napi_value value);
+// An integer Number, such as a cost: NaN, Infinity and fractions are invalid here (named `name` in the message);
+// the range is checked by the core.
+int64_t integer_value(napi_env env, napi_value value, const char* name = "cost");
+inline int64_t integer_value(const Napi::Value& value, const char* name = "cost") {
+  return integer_value(value.Env(), value, name);
+}
 
 // A decision as the 6 numbers JS reads back: allowed (0/1), limit, remaining, reset_after_us, retry_after_us, used.
 inline constexpr size_t kDecisionFields = 6;

@@ -30,11 +30,7 @@ std::optional<std::string> string_option(const Napi::Object& options, const char
 std::optional<int64_t> int_option(const Napi::Object& options, const char* name) {
   Napi::Value v = options.Get(name);
   if (v.IsUndefined()) return std::nullopt;
-  try {
-    return cost_value(v);
-  } catch (const Napi::Error&) {
-    throw_invalid(options.Env(), std::string(name) + " must be an integer");
-  }
+  return integer_value(v, name);
 }
 
 ratewarden::LimiterOptions limiter_options(const Napi::Value& value) {
@@ -221,7 +217,7 @@ napi_value LimiterWrap::decide_sync(napi_env env, napi_callback_info info) {
   auto* self = static_cast<LimiterWrap*>(data);
   try {
     const std::string_view key = key_bytes(env, argv[0], self->scratch_);
-    const int64_t cost = argc < 2 ? 1 : cost_value(env, argv[1]);
+    const int64_t cost = argc < 2 ? 1 : integer_value(env, argv[1]);
     guarded(Napi::Env(env), [&] {
       write_decision(mode == ratewarden::Mode::hit ? self->limiter_->hit(key, cost) : self->limiter_->peek(key, cost),
                      self->out_);
@@ -239,7 +235,7 @@ void LimiterWrap::reset_sync(const Napi::CallbackInfo& info) {
 
 Napi::Value LimiterWrap::hit_many_sync(const Napi::CallbackInfo& info) {
   Napi::Array keys = array_arg(info[0], "keys");
-  const int64_t cost = cost_value(info[1]);
+  const int64_t cost = integer_value(info[1]);
   std::vector<std::string> owned(keys.Length());
   std::vector<std::string_view> views(keys.Length());
   for (uint32_t i = 0; i < keys.Length(); ++i) views[i] = owned[i] = std::string(key_bytes(keys[i], scratch_));
@@ -249,13 +245,13 @@ Napi::Value LimiterWrap::hit_many_sync(const Napi::CallbackInfo& info) {
 void LimiterWrap::hits(const Napi::CallbackInfo& info) {
   Napi::Array keys = array_arg(info[0], "keys"), costs = array_arg(info[1], "costs");
   auto job = std::make_unique<CallJob>(CallJob::Op::hits, limiter_, function_arg(info[2]));
-  for (uint32_t i = 0; i < keys.Length(); ++i) job->add(key_bytes(keys[i], scratch_), cost_value(costs[i]));
+  for (uint32_t i = 0; i < keys.Length(); ++i) job->add(key_bytes(keys[i], scratch_), integer_value(costs[i]));
   addon_data(info.Env()).queue.submit(std::move(job));
 }
 
 void LimiterWrap::hit_many(const Napi::CallbackInfo& info) {
   Napi::Array keys = array_arg(info[0], "keys");
-  const int64_t cost = cost_value(info[1]);
+  const int64_t cost = integer_value(info[1]);
   auto job = std::make_unique<CallJob>(CallJob::Op::hit_many, limiter_, function_arg(info[2]));
   for (uint32_t i = 0; i < keys.Length(); ++i) {
     const std::string_view key = key_bytes(keys[i], scratch_);
@@ -267,7 +263,7 @@ void LimiterWrap::hit_many(const Napi::CallbackInfo& info) {
 
 void LimiterWrap::peek(const Napi::CallbackInfo& info) {
   const std::string_view key = key_bytes(info[0], scratch_);
-  const int64_t cost = cost_value(info[1]);
+  const int64_t cost = integer_value(info[1]);
   guarded(info.Env(), [&] { limiter_->validate(key, cost); });
   auto job = std::make_unique<CallJob>(CallJob::Op::peek, limiter_, function_arg(info[2]));
   job->add(key, cost);
