@@ -111,6 +111,7 @@ def test_key_failure_gives_400_by_default_and_is_configurable() -> None:
         status, _, body = client.post("/login", form={})
         assert status == 400 and "rate limit key" in body
         assert client.post("/login", form={"username": ""})[0] == 400  # an empty key is no key
+        assert client.post("/login", form={"username": "x" * 5000})[0] == 400  # too long for the store
     app, _ = login_app(RATEWARDEN_ON_KEY_ERROR="skip")
     with serve(app) as client:
         status, headers, _ = client.post("/login", form={})

@@ -23,10 +23,10 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Tup
 from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import BadRequest, TooManyRequests
 
-from ._errors import StoreError
+from ._errors import InvalidArgumentError, StoreError
 from ._headers import ceil_seconds, legacy_fields, policy_item, ratelimit_item, sf_string
 from ._limiter import Limiter, open_store
-from ._native import Decision, Policy
+from ._native import Decision, Policy, Store
 
 __all__ = ["RateLimitExceeded", "RateLimitKeyError", "RateLimiter", "client_address"]
 
@@ -139,7 +139,7 @@ class _AppState:
     """What init_app resolved for one app."""
 
     enabled: bool
-    store: Any
+    store: Store
     default: Optional[str]
     algorithm: str
     prefix: Optional[str]
@@ -232,7 +232,9 @@ class RateLimiter:
             default=config["RATEWARDEN_DEFAULT"],
             algorithm=config["RATEWARDEN_ALGORITHM"],
             prefix=config["RATEWARDEN_PREFIX"],
-            on_store_error=_choice("RATEWARDEN_ON_STORE_ERROR", config["RATEWARDEN_ON_STORE_ERROR"], STORE_ERROR_CHOICES),
+            on_store_error=_choice(
+                "RATEWARDEN_ON_STORE_ERROR", config["RATEWARDEN_ON_STORE_ERROR"], STORE_ERROR_CHOICES
+            ),
             on_key_error=_choice("RATEWARDEN_ON_KEY_ERROR", config["RATEWARDEN_ON_KEY_ERROR"], KEY_ERROR_CHOICES),
             headers=bool(config["RATEWARDEN_HEADERS"]),
             legacy_headers=bool(config["RATEWARDEN_LEGACY_HEADERS"]),
@@ -380,6 +382,9 @@ class RateLimiter:
             except StoreError as error:
                 self._store_failed(state, check, error)
                 continue
+            except InvalidArgumentError as error:  # a key from the request that the store cannot hold (too long)
+                self._key_failed(state, check, error)
+                continue
             decisions.append((check, decision))
             if not decision.allowed:
                 raise RateLimitExceeded(spec.policy, decision, ceil_seconds(decision.retry_after_us))
@@ -399,12 +404,18 @@ class RateLimiter:
                 raise TypeError(f"the key function returned {type(key).__name__}, not str or bytes")
             raise ValueError("the key function returned an empty key")
         except Exception as error:
-            if state.on_key_error == "raise":
-                raise
-            if state.on_key_error == "skip":
-                log.warning("rate limit %s skipped: no key (%s)", check.spec.policy, error)
-                return None
-            raise RateLimitKeyError("the rate limit key could not be determined") from error
+            self._key_failed(state, check, error)
+            return None
+
+    @staticmethod
+    def _key_failed(state: _AppState, check: _Check, error: Exception) -> None:
+        """Applies on_key_error: returns when the limit is skipped, else raises."""
+        if state.on_key_error == "raise":
+            raise error
+        if state.on_key_error == "skip":
+            log.warning("rate limit %s skipped: no usable key (%s)", check.spec.policy, error)
+            return
+        raise RateLimitKeyError("the rate limit key could not be determined") from error
 
     def _store_failed(self, state: _AppState, check: _Check, error: StoreError) -> None:
         policy = check.spec.on_store_error or state.on_store_error
