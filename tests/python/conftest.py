@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from redis_server import RedisServer
+from redis_server import RedisServer, free_port
 
 
 @pytest.fixture(scope="session")
@@ -33,3 +36,20 @@ def store_url(request: pytest.FixtureRequest) -> str:
     if request.param == "memory":
         return "memory://"
     return request.getfixturevalue("redis").url
+
+
+DELAY_S = 0.05
+
+
+@pytest.fixture
+def slow_redis(redis: RedisServer) -> Iterator[str]:
+    """A Redis URL whose every call takes DELAY_S more, through delay_proxy.py."""
+    port = free_port()
+    proxy = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("delay_proxy.py")), str(port), str(redis.port), str(DELAY_S)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    assert proxy.stdout is not None and proxy.stdout.readline().strip() == "ready"
+    yield f"redis://127.0.0.1:{port}?pool=4&timeout=5s"
+    proxy.kill()
+    proxy.wait()

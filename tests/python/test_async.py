@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 
 import pytest
@@ -72,3 +74,14 @@ def test_cancelled_ahit_is_harmless(redis: RedisServer) -> None:
 
     asyncio.run(main())
     time.sleep(0.05)
+
+
+def test_exit_with_calls_in_flight(slow_redis: str) -> None:
+    # Pool threads must not take the GIL of a finalizing interpreter: exit waits for them, then ends cleanly.
+    code = (
+        "import ratewarden;"
+        f"l = ratewarden.Limiter('100/minute', '{slow_redis}');"
+        "[l.hit_async(f'k{i}', 1, lambda d, e: None) for i in range(20)]"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert (result.returncode, result.stderr) == (0, "")

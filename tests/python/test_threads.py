@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import Iterator
-
-import pytest
 
 import ratewarden
-from redis_server import RedisServer, free_port
+from conftest import DELAY_S
 
 
 def test_eight_threads_get_exactly_the_limit(store_url: str) -> None:
@@ -24,23 +18,6 @@ def test_eight_threads_get_exactly_the_limit(store_url: str) -> None:
 
     with ThreadPoolExecutor(8) as pool:
         assert sum(pool.map(worker, range(8))) == 1000  # 3200 tries
-
-
-DELAY_S = 0.05
-
-
-@pytest.fixture
-def slow_redis(redis: RedisServer) -> Iterator[str]:
-    """A Redis URL whose every call takes DELAY_S more, through delay_proxy.py."""
-    port = free_port()
-    proxy = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("delay_proxy.py")), str(port), str(redis.port), str(DELAY_S)],
-        stdout=subprocess.PIPE, text=True,
-    )
-    assert proxy.stdout is not None and proxy.stdout.readline().strip() == "ready"
-    yield f"redis://127.0.0.1:{port}?pool=4&timeout=5s"
-    proxy.kill()
-    proxy.wait()
 
 
 def test_redis_calls_run_concurrently(slow_redis: str) -> None:
