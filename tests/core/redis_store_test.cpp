@@ -255,6 +255,16 @@ TEST(RedisFailures, KillAndRestart) {
   EXPECT_EQ(d.remaining, 99);  // a fresh server: the old state died with the old one
 }
 
+// A restart between two calls: the pooled connections are dead, and the next calls get fresh ones without an error.
+TEST(RedisFailures, ARestartBetweenCallsIsInvisible) {
+  RedisServer own;
+  Limiter limiter("100/minute", open_store(own.url() + "?pool=4"));
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(limiter.hit("k").allowed);  // every pooled connection is open
+  own.kill();
+  own.start();
+  for (int i = 0; i < 8; ++i) EXPECT_NO_THROW(EXPECT_TRUE(limiter.hit("k").allowed)) << i;
+}
+
 TEST(RedisFailures, RefusedConnection) {
   Limiter limiter("1/s", open_store("redis://127.0.0.1:" + std::to_string(free_port())));
   try {

@@ -74,11 +74,25 @@ void RedisConnection::execute(RedisRequest* const* requests, size_t n) {
 void RedisConnection::run_batch(const std::vector<RedisRequest*>& batch) {
   ErrorCode code;
   std::string message;
-  if (ctx_ == nullptr && !connect(code, message)) {
+  const bool reused = ctx_ != nullptr;
+  if (!reused && !connect(code, message)) {
     for (RedisRequest* r : batch) fail(r, code, message);
     return;
   }
-  if (!exchange(batch, false)) return;
+  if (!exchange(batch, false)) {
+    // A connection that sat idle may have died with its server (a restart, a failover): the requests it could not
+    // answer get one more chance on a fresh connection. At worst a request the old server ran before closing runs
+    // twice: it charges twice, it never admits more.
+    std::vector<RedisRequest*> lost;
+    for (RedisRequest* r : batch)
+      if (r->reply == nullptr && r->error == ErrorCode::store_unavailable) lost.push_back(r);
+    if (!reused || lost.empty()) return;
+    if (!connect(code, message)) {
+      for (RedisRequest* r : lost) fail(r, code, message);
+      return;
+    }
+    if (!exchange(lost, false)) return;
+  }
   // NOSCRIPT: the server lost its script cache (restart, failover, SCRIPT FLUSH). EVAL sends the body, which also
   // caches it again for the next EVALSHA.
   std::vector<RedisRequest*> retry;
