@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# The demo: login protection on the embedded memory store (5 attempts per username per minute).
+# The demo: login protection, 5 attempts per username per minute — from C++, then the Flask and the Express
+# examples over HTTP on loopback, each on its embedded memory store.
+#   scripts/demo.sh            no Redis needed
+#   scripts/demo.sh --redis    also runs both apps on one throwaway redis-server: one limit for both
+#   REDIS_URL=redis://host:port scripts/demo.sh    the same on that Redis
+# Installs and builds what it needs the first time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,28 +14,31 @@ cmake --build build --target login_demo >/dev/null
 echo "== C++: 5 login attempts per username per minute (memory store) =="
 build/examples/cpp/login_demo
 
-# --- Python: the Flask login example (examples/python/login.py) -------------------------------------------------
-# Installs the package into .venv the first time (pip install ., as a user would), then serves the example on a free
-# loopback port and sends it 7 login attempts over HTTP.
-echo
-echo "== Python: the Flask login route over HTTP, 5 attempts per username per minute (memory store) =="
+# The Python package, installed into .venv the first time (pip install ., as a user would).
 [ -x .venv/bin/python ] || "${PYTHON:-python3}" -m venv .venv
 .venv/bin/python -c "import ratewarden.flask" 2>/dev/null || .venv/bin/python -m pip install -q flask .
-.venv/bin/python -P examples/python/login.py --demo
-
-# --- Node: the Express login example (examples/node/login.js) ----------------------------------------------------
-# Installs the package the first time (npm ci builds the addon with the local Node headers), serves the example on a
-# free loopback port, sends it 7 login attempts over HTTP and stops it by PID.
-echo
-echo "== Node: the Express login route over HTTP, 5 attempts per username per minute (memory store) =="
+# The Node package: npm ci builds the addon with the local Node headers.
 export npm_config_nodedir=/usr
-[ -f build-node/Release/ratewarden.node ] && [ -d node_modules/express ] || \
+if [ ! -f build-node/Release/ratewarden.node ] || [ ! -d node_modules/express ]; then
   npm ci --foreground-scripts --no-progress >/dev/null 2>&1 || { echo "demo: npm ci failed; run scripts/test_node.sh" >&2; exit 1; }
-port=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
-PORT=$port HOST=127.0.0.1 RATEWARDEN_STORE=memory:// node examples/node/login.js >/dev/null &
-server=$!
-trap 'kill $server 2>/dev/null' EXIT
-until node -e "require('net').connect($port,'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))"; do
-  sleep 0.1
-done
-node examples/node/burst.js "http://127.0.0.1:$port"
+fi
+
+echo
+echo "== Flask and Express over HTTP (examples/python/login.py, examples/node/login.js) =="
+.venv/bin/python examples/demo.py
+
+redis_url=${REDIS_URL:-}
+if [ -z "$redis_url" ] && [ "${1:-}" = "--redis" ]; then
+  dir=$(mktemp -d)
+  port=$(.venv/bin/python -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" >/dev/null &
+  redis=$!
+  trap 'kill $redis 2>/dev/null; rm -rf "$dir"' EXIT
+  until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.05; done
+  redis_url="redis://127.0.0.1:$port"
+fi
+if [ -n "$redis_url" ]; then
+  echo
+  echo "== The same apps on one Redis: attempts alternate between Flask and Express =="
+  .venv/bin/python examples/demo.py --redis "$redis_url"
+fi
