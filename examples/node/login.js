@@ -5,6 +5,7 @@
 //
 //   node examples/node/login.js            # listens on 127.0.0.1:3000 (PORT, HOST to change)
 //   curl -i -d user=alice http://127.0.0.1:3000/login
+//   node examples/node/burst.js http://127.0.0.1:3000      # 7 attempts, as a table of statuses and fields
 
 const express = require('express');
 const { rateLimit } = require('ratewarden/express');

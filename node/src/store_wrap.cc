@@ -5,9 +5,6 @@
 #include "addon.hpp"
 #include "errors.hpp"
 #include "ratewarden/memory_store.hpp"
-#include "ratewarden/redis_store.hpp"
-#include "redis/redis_url.hpp"
-#include "url.hpp"
 
 namespace rwnode {
 namespace {
@@ -17,27 +14,6 @@ int64_t microseconds(const Napi::Value& value, const char* what) {
   if (!std::isfinite(d) || std::floor(d) != d || std::fabs(d) > 9007199254740991.0)
     throw_invalid(value.Env(), std::string(what) + " must be an integer number of microseconds");
   return static_cast<int64_t>(d);
-}
-
-// Test only: a memory:// or redis:// store (same URL syntax as open_store, without ?prefix) whose time comes from
-// `clock`. The Redis scripts then get that time as an argument instead of reading the server's TIME.
-std::shared_ptr<ratewarden::Store> open_with_clock(const std::string& text, ratewarden::Clock clock) {
-  using namespace ratewarden;
-  Url url = parse_url(text);
-  if (url.scheme == "memory" && url.hosts.empty() && url.path.empty() && url.user.empty()) {
-    reject_unknown_options(url, text);
-    MemoryStoreOptions options;
-    options.clock = std::move(clock);
-    return std::make_shared<MemoryStore>(options);
-  }
-  if (url.scheme == "redis") {
-    RedisStoreOptions options = redis_options_from_url(url, text);
-    reject_unknown_options(url, text);
-    options.clock = std::move(clock);
-    return std::make_shared<RedisStore>(options);
-  }
-  throw InvalidArgument("testClock works with \"memory://\" and \"redis://host:port\" stores, got \"" +
-                        masked_url(text) + "\"");
 }
 
 }  // namespace
@@ -72,7 +48,7 @@ StoreWrap::StoreWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<StoreWra
     Napi::Object clock = info[1].ToObject();
     if (!clock.InstanceOf(addon_data(env).clock_class.Value())) throw_invalid(env, "testClock must be a TestClock");
     std::shared_ptr<std::atomic<int64_t>> now = TestClockWrap::Unwrap(clock)->now();
-    return open_with_clock(url, [now] { return now->load(); });
+    return ratewarden::open_store(url, [now] { return now->load(); });
   });
   in_memory_ = dynamic_cast<ratewarden::MemoryStore*>(store_.get()) != nullptr;
 }
