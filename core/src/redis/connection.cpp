@@ -38,9 +38,15 @@ void RedisConnection::drop_connection() {
   ctx_ = nullptr;
 }
 
+// Each caller sleeps on its own condition variable and is woken only when its requests are answered, or when it
+// is the next to lead: no caller wakes up for someone else's batch.
 void RedisConnection::execute(RedisRequest* const* requests, size_t n) {
+  std::condition_variable wake;
   std::unique_lock<std::mutex> lock(mu_);
-  queue_.insert(queue_.end(), requests, requests + n);
+  for (size_t i = 0; i < n; ++i) {
+    requests[i]->waiter = &wake;
+    queue_.push_back(requests[i]);
+  }
   auto all_done = [&] {
     for (size_t i = 0; i < n; ++i)
       if (!requests[i]->done) return false;
@@ -48,7 +54,7 @@ void RedisConnection::execute(RedisRequest* const* requests, size_t n) {
   };
   while (!all_done()) {
     if (busy_) {
-      cv_.wait(lock);
+      wake.wait(lock);
       continue;
     }
     busy_ = true;
@@ -65,9 +71,13 @@ void RedisConnection::execute(RedisRequest* const* requests, size_t n) {
       drop_connection();
     }
     lock.lock();
-    for (RedisRequest* r : batch) r->done = true;
     busy_ = false;
-    cv_.notify_all();
+    // Notified under the lock: a caller cannot return (and free its condition variable) before this is done.
+    for (RedisRequest* r : batch) {
+      r->done = true;
+      if (r->waiter != &wake) r->waiter->notify_one();
+    }
+    if (!queue_.empty() && queue_.front()->waiter != &wake) queue_.front()->waiter->notify_one();  // the next leader
   }
 }
 

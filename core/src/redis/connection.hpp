@@ -46,6 +46,7 @@ struct RedisRequest {
   ErrorCode error = ErrorCode::internal;
   std::string error_message;  // empty when a reply arrived
   bool done = false;          // guarded by the connection's mutex
+  std::condition_variable* waiter = nullptr;  // whom to wake when done (the caller of execute)
 
   // Makes the request ready to be sent again (after a cluster redirection).
   void clear_result() {
@@ -75,7 +76,6 @@ class RedisConnection {
 
   const RedisEndpoint& endpoint_;
   std::mutex mu_;
-  std::condition_variable cv_;
   std::vector<RedisRequest*> queue_;
   bool busy_ = false;
   redisContext* ctx_ = nullptr;  // used only by the current leader
