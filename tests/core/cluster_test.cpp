@@ -1,6 +1,4 @@
 // The cluster store against a real 3-master Redis Cluster on loopback (started and stopped by the tests).
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "across_processes.hpp"
 #include "conformance.hpp"
 #include "redis_server.hpp"
 #include "test_support.hpp"
@@ -75,46 +74,9 @@ TEST(Cluster, EveryPolicyOfAKeySharesOneSlot) {
 class ClusterAcrossProcesses : public ::testing::TestWithParam<Algorithm> {};
 
 TEST_P(ClusterAcrossProcesses, AdmitExactlyTheLimit) {
-  const std::string url = cluster().url() + "?prefix=exact" + std::string(algorithm_name(GetParam()));
-  Limiter(("1000/hour"), open_store(url), with_algorithm(GetParam())).reset("hot");
-  std::vector<pid_t> children;
-  std::vector<int> pipes;
-  for (int p = 0; p < 8; ++p) {
-    int fds[2];
-    ASSERT_EQ(::pipe(fds), 0);
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      ::close(fds[0]);
-      std::atomic<int64_t> allowed{0};
-      {
-        Limiter limiter("1000/hour", open_store(url + "&pool=2"), with_algorithm(GetParam()));
-        std::vector<std::thread> threads;
-        for (int t = 0; t < 4; ++t)
-          threads.emplace_back([&] {
-            for (int i = 0; i < 60; ++i)
-              if (limiter.hit("hot").allowed) allowed.fetch_add(1);
-          });
-        for (auto& th : threads) th.join();
-      }
-      int64_t n = allowed.load();
-      ssize_t w = ::write(fds[1], &n, sizeof n);
-      ::_exit(w == sizeof n ? 0 : 1);
-    }
-    ::close(fds[1]);
-    children.push_back(pid);
-    pipes.push_back(fds[0]);
-  }
-  int64_t total = 0;
-  for (size_t i = 0; i < children.size(); ++i) {
-    int64_t n = -1;
-    ASSERT_EQ(::read(pipes[i], &n, sizeof n), static_cast<ssize_t>(sizeof n));
-    ::close(pipes[i]);
-    int status = 0;
-    ::waitpid(children[i], &status, 0);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    total += n;
-  }
-  EXPECT_EQ(total, 1000);
+  const std::string url = cluster().url() + "?pool=2&prefix=exact" + std::string(algorithm_name(GetParam()));
+  Limiter("1000/hour", open_store(url), with_algorithm(GetParam())).reset("hot");
+  EXPECT_EQ(allowed_across_processes(url, "1000/hour", GetParam()), 1000);
 }
 
 INSTANTIATE_TEST_SUITE_P(Exact, ClusterAcrossProcesses,
