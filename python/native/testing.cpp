@@ -6,8 +6,7 @@
 
 #include "bindings.hpp"
 #include "convert.hpp"
-#include "ratewarden/memory_store.hpp"
-#include "ratewarden/redis_store.hpp"
+#include "ratewarden/store.hpp"
 
 namespace ratewarden::python {
 namespace {
@@ -34,23 +33,11 @@ void bind_testing(py::module_& m) {
       .def_property(
           "now_us", &ManualClock::now, [](ManualClock& c, py::handle us) { c.set(to_int64(us, "now_us")); })
       .def(
-          "memory_store",
-          [](const ManualClock& c) {
-            MemoryStoreOptions options;
-            options.clock = c.clock();
-            return std::shared_ptr<Store>(std::make_shared<MemoryStore>(options));
-          },
-          "A new memory store on this clock.")
-      .def(
-          "redis_store",
-          [](const ManualClock& c, py::handle host, py::handle port) {
-            RedisStoreOptions options;
-            options.host = to_string(host, "host");
-            options.port = static_cast<int>(to_int64(port, "port"));
-            options.clock = c.clock();
-            return std::shared_ptr<Store>(std::make_shared<RedisStore>(options));
-          },
-          py::arg("host"), py::arg("port"), "A new Redis store that passes this clock's time to the scripts.");
+          "store",
+          [](const ManualClock& c, py::handle url) { return open_store(to_string(url, "url"), c.clock()); },
+          py::arg("url"),
+          "A new store on this clock (any store URL): the memory store's time, or the time the Redis scripts use "
+          "instead of the server's TIME.");
 }
 
 }  // namespace ratewarden::python

@@ -30,10 +30,10 @@ def test_vectors_cover_every_algorithm() -> None:
 def test_conformance(case: Dict[str, Any], store_kind: str, request: pytest.FixtureRequest) -> None:
     clock = _native.ManualClock(VECTORS["base_us"])
     if store_kind == "memory":
-        store = clock.memory_store()
+        store = clock.store("memory://")
     else:
         server = request.getfixturevalue("redis")
-        store = clock.redis_store("127.0.0.1", server.port)
+        store = clock.store(server.url)
     limiter = ratewarden.Limiter(
         case["policy"],
         store,
