@@ -160,16 +160,21 @@ Decision MemoryStore::decide(const StoreCall& call) {
   }
 
   // Several policies: peek all, then charge all only if every one allows.
+  // Scratch space kept per thread: a multi-policy call allocates nothing once the thread has made one.
+  thread_local std::vector<Shard::List::iterator> nodes;
+  thread_local std::vector<State> fresh;
+  thread_local std::vector<Decision> decisions;
+  thread_local std::vector<int64_t> expiries;
   const auto none = shard.lru.end();
-  std::vector<Shard::List::iterator> nodes(call.count);
-  std::vector<State> fresh(call.count);
-  std::vector<Decision> decisions(call.count);
+  nodes.assign(call.count, none);
+  fresh.resize(call.count);
+  decisions.resize(call.count);
+  expiries.resize(call.count);
   auto state_of = [&](size_t i) -> State& { return nodes[i] != none ? nodes[i]->state : fresh[i]; };
   for (size_t i = 0; i < call.count; ++i) {
     nodes[i] = shard.find(call.keys[i], now);
     if (nodes[i] == none) fresh[i] = fresh_state(call.policies[i].algorithm);
   }
-  std::vector<int64_t> expiries(call.count);
   for (size_t i = 0; i < call.count; ++i) {
     Outcome out = run(state_of(i), now, call.policies[i], call.cost, Mode::peek);
     decisions[i] = out.decision;
