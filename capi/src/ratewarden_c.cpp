@@ -220,16 +220,16 @@ int rw_hit_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t 
   if (callback == nullptr) return null_argument(errmsg, "callback");
   if (bad_key(key, keylen)) return null_argument(errmsg, "key");
   return guarded(errmsg, [&] {
-    ratewarden::hit_async(limiter->rep, std::string(key == nullptr ? "" : key, keylen), cost,
-                          [callback, user_data](const ratewarden::Decision* d, const ratewarden::Error* e) {
-                            if (d != nullptr) {
-                              rw_decision_t out;
-                              to_c(*d, &out);
-                              callback(user_data, RW_OK, &out, nullptr);
-                            } else {
-                              callback(user_data, status_of(e->code()), nullptr, e->what());
-                            }
-                          });
+    limiter->rep->hit_async(std::string_view(key == nullptr ? "" : key, keylen), cost,
+                            [callback, user_data](const ratewarden::Decision* d, const ratewarden::Error* e) {
+                              if (d != nullptr) {
+                                rw_decision_t out;
+                                to_c(*d, &out);
+                                callback(user_data, RW_OK, &out, nullptr);
+                              } else {
+                                callback(user_data, status_of(e->code()), nullptr, e->what());
+                              }
+                            });
   });
 }
 

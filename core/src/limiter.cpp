@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "executor.hpp"
+#include "io/callback_thread.hpp"
 #include "ratewarden/errors.hpp"
 
 namespace ratewarden {
@@ -49,6 +49,15 @@ Limiter::Limiter(std::string_view policy, std::shared_ptr<Store> store, LimiterO
     key_suffixes_.push_back(std::move(suffix));
     max_cost_ = std::min(max_cost_, p.capacity());
   }
+  on_failure_.limit = policies_[0].capacity();
+  if (options_.on_store_error == OnStoreError::allow) {
+    // The store could not tell: report the full quota.
+    on_failure_.allowed = true;
+    on_failure_.remaining = on_failure_.limit;
+  } else {
+    on_failure_.used = on_failure_.limit;
+    on_failure_.retry_after_us = on_failure_.reset_after_us = std::min(policies_[0].period_us, kFailClosedRetryUs);
+  }
 }
 
 void Limiter::validate(std::string_view key, int64_t cost) const {
@@ -79,21 +88,33 @@ void Limiter::fill_keys(std::string_view key, std::vector<std::string>& keys) co
   for (size_t i = 0; i < policies_.size(); ++i) assign_key(keys[i], key, i);
 }
 
-Decision Limiter::on_failure() const {
-  const Policy& p = policies_[0];
-  Decision d;
-  d.limit = p.capacity();
-  if (options_.on_store_error == OnStoreError::allow) {
-    // The store could not tell: report the full quota.
-    d.allowed = true;
-    d.remaining = d.limit;
-  } else {
-    d.allowed = false;
-    d.used = d.limit;
-    d.retry_after_us = d.reset_after_us = std::min(p.period_us, kFailClosedRetryUs);
-  }
-  return d;
+namespace {
+
+bool is_store_failure(const Error& e) {
+  return e.code() == ErrorCode::store_unavailable || e.code() == ErrorCode::store_timeout ||
+         e.code() == ErrorCode::store_error;
 }
+
+// A callback that runs where `where` says. Its arguments are copied when it has to move to the callback thread.
+DecisionCallback deliver(DecisionCallback done, Completion where) {
+  if (where == Completion::any_thread) return done;
+  return [done = std::move(done)](const Decision* d, const Error* e) {
+    if (d != nullptr) {
+      run_on_callback_thread([done, d = *d] { done(&d, nullptr); });
+    } else {
+      run_on_callback_thread([done, code = e->code(), message = std::string(e->what())] {
+        const Error error(code, message);
+        done(nullptr, &error);
+      });
+    }
+  };
+}
+
+}  // namespace
+
+Decision Limiter::hit(std::string_view key, int64_t cost) { return decide(key, cost, Mode::hit); }
+
+Decision Limiter::peek(std::string_view key, int64_t cost) { return decide(key, cost, Mode::peek); }
 
 Decision Limiter::decide(std::string_view key, int64_t cost, Mode mode) {
   validate(key, cost);
@@ -104,13 +125,9 @@ Decision Limiter::decide(std::string_view key, int64_t cost, Mode mode) {
     return store_->decide(call);
   } catch (const StoreError&) {
     if (options_.on_store_error == OnStoreError::raise) throw;
-    return on_failure();
+    return on_failure_;
   }
 }
-
-Decision Limiter::hit(std::string_view key, int64_t cost) { return decide(key, cost, Mode::hit); }
-
-Decision Limiter::peek(std::string_view key, int64_t cost) { return decide(key, cost, Mode::peek); }
 
 void Limiter::reset(std::string_view key) {
   validate(key, 1);
@@ -119,14 +136,21 @@ void Limiter::reset(std::string_view key) {
   store_->reset(keys.data(), keys.size(), key);
 }
 
-std::vector<Decision> Limiter::hit_many(const std::vector<std::string_view>& keys, int64_t cost) {
+std::vector<StoreCall> Limiter::many_calls(const std::vector<std::string_view>& keys, int64_t cost,
+                                           std::vector<std::vector<std::string>>& storage) const {
   for (std::string_view key : keys) validate(key, cost);
-  std::vector<std::vector<std::string>> storage(keys.size());
+  storage.resize(keys.size());
   std::vector<StoreCall> calls(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     fill_keys(keys[i], storage[i]);
     calls[i] = StoreCall{policies_.data(), storage[i].data(), storage[i].size(), keys[i], cost, Mode::hit};
   }
+  return calls;
+}
+
+std::vector<Decision> Limiter::hit_many(const std::vector<std::string_view>& keys, int64_t cost) {
+  std::vector<std::vector<std::string>> storage;
+  const std::vector<StoreCall> calls = many_calls(keys, cost, storage);
   std::vector<Decision> out(keys.size());
   std::vector<std::optional<StoreError>> errors(keys.size());
   store_->decide_many(calls.data(), calls.size(), out.data(), errors.data());
@@ -134,28 +158,75 @@ std::vector<Decision> Limiter::hit_many(const std::vector<std::string_view>& key
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!errors[i]) continue;
     if (options_.on_store_error == OnStoreError::raise) throw *errors[i];
-    out[i] = on_failure();
+    out[i] = on_failure_;
   }
   return out;
 }
 
-void hit_async(std::shared_ptr<Limiter> limiter, std::string key, int64_t cost, DecisionCallback done) {
-  if (!limiter) throw InvalidArgument("hit_async needs a limiter");
-  limiter->validate(key, cost);
-  run_on_pool([limiter = std::move(limiter), key = std::move(key), cost, done = std::move(done)] {
-    Decision decision;
-    try {
-      decision = limiter->hit(key, cost);
-    } catch (const Error& e) {
-      done(nullptr, &e);
-      return;
-    } catch (const std::exception& e) {
-      const Error error(ErrorCode::internal, e.what());
-      done(nullptr, &error);
-      return;
-    }
-    done(&decision, nullptr);
+void Limiter::decide_async(std::string_view key, int64_t cost, Mode mode, DecisionCallback done, Completion where) {
+  validate(key, cost);
+  std::vector<std::string> keys;
+  fill_keys(key, keys);
+  const StoreCall call{policies_.data(), keys.data(), keys.size(), key, cost, mode};
+  DecisionCallback answer = deliver(std::move(done), where);
+  // The store stays alive until the call completes, even if this limiter does not.
+  store_->decide_async(call, [answer = std::move(answer), raise = options_.on_store_error == OnStoreError::raise,
+                              fallback = on_failure_, store = store_](const Decision* d, const Error* e) {
+    if (e != nullptr && !raise && is_store_failure(*e)) d = &fallback, e = nullptr;
+    answer(d, e);
   });
+}
+
+void Limiter::hit_async(std::string_view key, int64_t cost, DecisionCallback done, Completion where) {
+  decide_async(key, cost, Mode::hit, std::move(done), where);
+}
+
+void Limiter::peek_async(std::string_view key, int64_t cost, DecisionCallback done, Completion where) {
+  decide_async(key, cost, Mode::peek, std::move(done), where);
+}
+
+void Limiter::reset_async(std::string_view key, DoneCallback done, Completion where) {
+  validate(key, 1);
+  std::vector<std::string> keys;
+  fill_keys(key, keys);
+  DecisionCallback answer = deliver([done = std::move(done)](const Decision*, const Error* e) { done(e); }, where);
+  static const Decision none;
+  store_->reset_async(keys.data(), keys.size(), key, [answer = std::move(answer), store = store_](const Error* e) {
+    answer(e == nullptr ? &none : nullptr, e);
+  });
+}
+
+void Limiter::hit_many_async(const std::vector<std::string_view>& keys, int64_t cost, ManyCallback done,
+                             Completion where) {
+  std::vector<std::vector<std::string>> storage;
+  const std::vector<StoreCall> calls = many_calls(keys, cost, storage);
+  const size_t n = calls.size();
+  // The whole answer travels as one value to wherever `where` says.
+  auto result = std::make_shared<std::vector<Decision>>(n);
+  DecisionCallback answer = deliver(
+      [done = std::move(done), result](const Decision* d, const Error* e) { done(d != nullptr ? result.get() : nullptr, e); },
+      where);
+  static const Decision ready;
+  if (n == 0) {
+    answer(&ready, nullptr);
+    return;
+  }
+  store_->decide_many_async(
+      calls.data(), n,
+      [answer = std::move(answer), result, raise = options_.on_store_error == OnStoreError::raise,
+       fallback = on_failure_, store = store_](const Decision* decisions, const std::optional<StoreError>* errors) {
+        for (size_t i = 0; i < result->size(); ++i) {
+          if (!errors[i]) {
+            (*result)[i] = decisions[i];
+          } else if (raise) {
+            answer(nullptr, &*errors[i]);
+            return;
+          } else {
+            (*result)[i] = fallback;
+          }
+        }
+        answer(&ready, nullptr);
+      });
 }
 
 }  // namespace ratewarden

@@ -151,7 +151,7 @@ TEST(Limiter, ResetForgetsEveryPolicy) {
 }
 
 // Fault injection: a store that always fails, as a broken network store would.
-class FailingStore : public Store {
+class FailingStore : public InProcessStore {
  public:
   Decision decide(const StoreCall&) override { throw StoreError(ErrorCode::store_timeout, "timed out"); }
   void reset(const std::string*, size_t, std::string_view) override {
@@ -161,7 +161,7 @@ class FailingStore : public Store {
 };
 
 // Fault injection: fails the calls whose key starts with "bad", answers the others from a memory store.
-class PartlyFailingStore : public Store {
+class PartlyFailingStore : public InProcessStore {
  public:
   Decision decide(const StoreCall& call) override {
     if (call.tag.substr(0, 3) == "bad") throw StoreError(ErrorCode::store_error, "OOM");
@@ -226,7 +226,7 @@ TEST(HitAsync, CallsBackOnceEachOnAnotherThread) {
   bool on_caller_thread = false;
   const auto caller = std::this_thread::get_id();
   for (int i = 0; i < 20; ++i) {
-    hit_async(limiter, "k", 1, [&](const Decision* d, const Error* e) {
+    limiter->hit_async("k", 1, [&](const Decision* d, const Error* e) {
       std::lock_guard<std::mutex> lock(mu);
       EXPECT_TRUE(d != nullptr && e == nullptr);
       on_caller_thread = on_caller_thread || std::this_thread::get_id() == caller;
@@ -249,15 +249,65 @@ TEST(HitAsync, CallsBackOnceEachOnAnotherThread) {
 TEST(HitAsync, ReportsStoreErrorsAndRejectsBadInputAtOnce) {
   auto limiter = std::make_shared<Limiter>("5/minute", std::make_shared<FailingStore>());
   std::promise<ErrorCode> code;
-  hit_async(limiter, "k", 1, [&](const Decision* d, const Error* e) {
+  limiter->hit_async("k", 1, [&](const Decision* d, const Error* e) {
     EXPECT_EQ(d, nullptr);
     code.set_value(e->code());
   });
   EXPECT_EQ(code.get_future().get(), ErrorCode::store_timeout);
   bool called = false;
-  EXPECT_THROW(hit_async(limiter, "", 1, [&](const Decision*, const Error*) { called = true; }), InvalidArgument);
-  EXPECT_THROW(hit_async(limiter, "k", 0, [&](const Decision*, const Error*) { called = true; }), InvalidArgument);
+  EXPECT_THROW(limiter->hit_async("", 1, [&](const Decision*, const Error*) { called = true; }), InvalidArgument);
+  EXPECT_THROW(limiter->hit_async("k", 0, [&](const Decision*, const Error*) { called = true; }), InvalidArgument);
+  EXPECT_THROW(limiter->peek_async("k", 6, [&](const Decision*, const Error*) { called = true; }), InvalidArgument);
+  EXPECT_THROW(limiter->reset_async("", [&](const Error*) { called = true; }), InvalidArgument);
+  EXPECT_THROW(limiter->hit_many_async({"a", ""}, 1, [&](const std::vector<Decision>*, const Error*) { called = true; }),
+               InvalidArgument);
   EXPECT_FALSE(called);
+}
+
+TEST(HitAsync, AnyThreadAnswersAtOnceOnTheMemoryStore) {
+  Limiter limiter("2/minute", std::make_shared<MemoryStore>());
+  int answers = 0;
+  for (int i = 0; i < 3; ++i)
+    limiter.hit_async("k", 1, [&](const Decision* d, const Error*) { answers += d->allowed ? 1 : 10; },
+                      Completion::any_thread);
+  EXPECT_EQ(answers, 12);  // all three answered before hit_async returned: 2 allowed, 1 denied
+  limiter.peek_async("k", 1, [&](const Decision* d, const Error*) { EXPECT_EQ(d->used, 2); }, Completion::any_thread);
+  limiter.reset_async("k", [&](const Error* e) { EXPECT_EQ(e, nullptr); }, Completion::any_thread);
+  limiter.hit_many_async(
+      {"k", "k", "k"}, 1,
+      [&](const std::vector<Decision>* d, const Error* e) {
+        ASSERT_EQ(e, nullptr);
+        ASSERT_EQ(d->size(), 3u);
+        EXPECT_TRUE((*d)[1].allowed);
+        EXPECT_FALSE((*d)[2].allowed);
+      },
+      Completion::any_thread);
+}
+
+TEST(HitAsync, ALibraryThreadCallbackMayCallBackIntoTheLibrary) {
+  auto limiter = std::make_shared<Limiter>("100/minute", std::make_shared<MemoryStore>());
+  std::promise<int64_t> used;
+  limiter->hit_async("k", 1, [&](const Decision*, const Error*) {
+    // Synchronous calls and a nested asynchronous one, from the callback thread.
+    limiter->hit_many({"k", "k"});
+    limiter->hit_async("k", 1, [&](const Decision* d, const Error*) { used.set_value(d->used); });
+  });
+  auto f = used.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(f.get(), 4);
+}
+
+TEST(HitAsync, OnStoreErrorAppliesToAsynchronousCalls) {
+  LimiterOptions o;
+  o.on_store_error = OnStoreError::deny;
+  Limiter closed("5/minute", std::make_shared<FailingStore>(), o);
+  bool denied = false;
+  closed.hit_async("k", 1, [&](const Decision* d, const Error* e) { denied = e == nullptr && !d->allowed; },
+                   Completion::any_thread);
+  EXPECT_TRUE(denied);
+  ErrorCode code{};
+  closed.reset_async("k", [&](const Error* e) { code = e->code(); }, Completion::any_thread);
+  EXPECT_EQ(code, ErrorCode::store_unavailable);  // reset has no decision to fall back on
 }
 
 TEST(OpenStore, ParsesMemoryUrls) {

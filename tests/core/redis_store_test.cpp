@@ -197,7 +197,7 @@ TEST(RedisStore, ScriptFlushNeverReachesTheCaller) {
 // A server of its own: these tests kill it.
 TEST(RedisFailures, KillAndRestart) {
   RedisServer own;
-  Limiter limiter("100/minute", open_store(own.url() + "?timeout=300ms&connect_timeout=300ms"));
+  Limiter limiter("100/minute", open_store(own.url() + "?timeout=300ms&connect_timeout=300ms&circuit_backoff=100ms"));
   EXPECT_TRUE(limiter.hit("k").allowed);
   own.kill();
   for (int i = 0; i < 5; ++i) {
@@ -212,6 +212,7 @@ TEST(RedisFailures, KillAndRestart) {
     EXPECT_LT(ms, 1000);
   }
   own.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the circuit opened: one back-off period
   Decision d = limiter.hit("k");  // the same limiter reconnects by itself
   EXPECT_TRUE(d.allowed);
   EXPECT_EQ(d.remaining, 99);  // a fresh server: the old state died with the old one
@@ -369,7 +370,7 @@ TEST(RedisAuth, PasswordAndAclUser) {
 TEST(RedisUrl, ParsesOptionsAndRejectsBadOnes) {
   EXPECT_EQ(open_store("redis://u:pw@localhost:6390/2?timeout=50ms&pool=3&connect_timeout=2s")->describe(),
             "redis://u:***@localhost:6390/2?timeout=50ms&connect_timeout=2000ms&pool=3");
-  EXPECT_EQ(open_store("redis://[::1]")->describe(), "redis://[::1]:6379/0?timeout=1000ms&connect_timeout=1000ms&pool=4");
+  EXPECT_EQ(open_store("redis://[::1]")->describe(), "redis://[::1]:6379/0?timeout=250ms&connect_timeout=1000ms&pool=4");
   EXPECT_EQ(open_store("redis://h?prefix=app")->key_prefix(), "app");
   for (const char* bad : {"redis://", "redis://h:0", "redis://h:99999", "redis://h:x", "redis://h/abc",
                           "redis://h?timeout=0", "redis://h?timeout=5h", "redis://h?pool=0", "redis://h?pool=65",

@@ -31,6 +31,18 @@ struct LimiterOptions {
   OnStoreError on_store_error = OnStoreError::raise;
 };
 
+// Where an asynchronous call's callback runs (docs/threading.md).
+enum class Completion {
+  // On the library's callback thread, never on the caller's thread nor before the call returns. The callback may
+  // block and may call anything in the library, synchronous calls included. One thread serves every such callback
+  // of the process, in order: a callback that blocks delays the others.
+  library_thread,
+  // Wherever the answer is ready: on the calling thread before the call returns (the memory store; a call that
+  // fails at once), else on the I/O thread. Cheapest; for callbacks that only hand the answer over (to an event
+  // loop's queue, a future): they must not block nor make synchronous calls to a network store.
+  any_thread,
+};
+
 class Limiter {
  public:
   // Throws InvalidArgument for a bad policy string or option.
@@ -47,6 +59,20 @@ class Limiter {
   // with raise, the first failure is thrown (keys the store already decided stay charged).
   std::vector<Decision> hit_many(const std::vector<std::string_view>& keys, int64_t cost = 1);
 
+  // The asynchronous forms: they return at once and call `done` exactly once (see Completion for where). Bad input
+  // throws InvalidArgument here, before anything starts, and `done` is never called. Store failures reach `done`
+  // as on_store_error says (with allow / deny, as a decision). The limiter may be destroyed while calls are in
+  // flight; they still complete.
+  void hit_async(std::string_view key, int64_t cost, DecisionCallback done,
+                 Completion where = Completion::library_thread);
+  void peek_async(std::string_view key, int64_t cost, DecisionCallback done,
+                  Completion where = Completion::library_thread);
+  void reset_async(std::string_view key, DoneCallback done, Completion where = Completion::library_thread);
+  // `done(decisions, error)`: one decision per key, or the error (with raise, the first store failure).
+  using ManyCallback = std::function<void(const std::vector<Decision>* decisions, const Error* error)>;
+  void hit_many_async(const std::vector<std::string_view>& keys, int64_t cost, ManyCallback done,
+                      Completion where = Completion::library_thread);
+
   const std::vector<Policy>& policies() const { return policies_; }
   const LimiterOptions& options() const { return options_; }
   const std::shared_ptr<Store>& store() const { return store_; }
@@ -59,7 +85,9 @@ class Limiter {
 
  private:
   Decision decide(std::string_view key, int64_t cost, Mode mode);
-  Decision on_failure() const;
+  void decide_async(std::string_view key, int64_t cost, Mode mode, DecisionCallback done, Completion where);
+  std::vector<StoreCall> many_calls(const std::vector<std::string_view>& keys, int64_t cost,
+                                    std::vector<std::vector<std::string>>& storage) const;
   void assign_key(std::string& out, std::string_view key, size_t index) const;
   void fill_keys(std::string_view key, std::vector<std::string>& keys) const;
 
@@ -69,14 +97,7 @@ class Limiter {
   std::string key_head_;                   // "<prefix>:{"
   std::vector<std::string> key_suffixes_;  // "}:<algorithm>:<limit>:<period_ms>[:<extra>]" per policy
   int64_t max_cost_ = 0;
+  Decision on_failure_;  // the decision on_store_error = allow / deny gives
 };
-
-// Receives exactly one of: the decision, or the error (a StoreError, or internal). Both are valid only during the call.
-using DecisionCallback = std::function<void(const Decision* decision, const Error* error)>;
-
-// Runs limiter->hit(key, cost) on the library's thread pool and calls `done` there; returns at once. Bad input throws
-// InvalidArgument here, before anything starts (and `done` is never called). The limiter stays alive until `done`
-// has run.
-void hit_async(std::shared_ptr<Limiter> limiter, std::string key, int64_t cost, DecisionCallback done);
 
 }  // namespace ratewarden

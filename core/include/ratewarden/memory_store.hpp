@@ -18,7 +18,7 @@ struct MemoryStoreOptions {
   Clock clock;  // defaults to monotonic_now_us
 };
 
-class MemoryStore final : public Store {
+class MemoryStore final : public InProcessStore {
  public:
   explicit MemoryStore(MemoryStoreOptions options = {});
   ~MemoryStore() override;

@@ -1,7 +1,8 @@
-// redis://[user:password@]host:port[/db][?timeout=..&connect_timeout=..&pool=..&prefix=..] — the shared store.
+// redis://[user:password@]host:port[/db][?options], rediss:// (TLS) and redis+unix:///path — the shared store.
 //
 // Every decision is one EVALSHA of the algorithm's Lua script: atomic, one round trip, time from the server's
-// clock. Concurrent decisions are pipelined onto a small pool of connections.
+// clock. Calls are requests on the library's I/O thread (docs/threading.md): concurrent ones share pipelined
+// connections, and none of them holds a thread while it waits.
 #pragma once
 
 #include <cstdint>
@@ -14,15 +15,28 @@
 
 namespace ratewarden {
 
+struct RedisTlsOptions {
+  bool enabled = false;   // rediss://
+  std::string ca_file;    // tls_ca: PEM CA bundle; the system's when empty
+  std::string cert_file;  // tls_cert: client certificate (PEM)
+  std::string key_file;   // tls_key: its private key (PEM)
+  std::string sni;        // tls_sni: the server name to send and verify; the host when empty
+  bool verify = true;     // tls_verify=0 turns off certificate and name checks (tests only)
+};
+
 // What every Redis store (single node or cluster) needs to talk to a server.
 struct RedisClientOptions {
   std::string user;                     // ACL user (Redis 6+); empty for the default user
   std::optional<std::string> password;  // AUTH when set
   int64_t connect_timeout_us = 1000000;
-  // The longest the server may stay silent while a call writes or waits for a reply. A call queued behind other
-  // callers' batch on its connection may wait for that batch too, so its total can reach a few timeouts.
-  int64_t timeout_us = 1000000;
+  // Every call ends within this time, with a decision or a StoreError (docs/deployment.md: why 250 ms).
+  int64_t timeout_us = 250000;
   int pool = 4;  // connections (per node)
+  // The circuit breaker: after this many calls in a row fail for want of the server, calls fail at once for
+  // circuit_backoff, then one probe decides. 0 turns it off.
+  int circuit_failures = 3;
+  int64_t circuit_backoff_us = 1000000;
+  RedisTlsOptions tls;
   // Tests only: pass this clock's time to the scripts instead of the server's TIME.
   Clock clock;
 };
@@ -30,24 +44,27 @@ struct RedisClientOptions {
 struct RedisStoreOptions : RedisClientOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
+  std::string unix_path;  // redis+unix://: the socket instead of host:port
   int db = 0;
 };
 
-class RedisNode;
+class ClientHolder;
 
 class RedisStore final : public Store {
  public:
   explicit RedisStore(RedisStoreOptions options);
   ~RedisStore() override;
 
-  Decision decide(const StoreCall& call) override;
-  void decide_many(const StoreCall* calls, size_t n, Decision* out, std::optional<StoreError>* errors) override;
-  void reset(const std::string* keys, size_t count, std::string_view tag) override;
+  void decide_async(const StoreCall& call, DecisionCallback done) override;
+  void decide_many_async(const StoreCall* calls, size_t n, DecisionsCallback done) override;
+  void reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) override;
+  StoreTraits traits() const override { return StoreTraits{true, true, true}; }
   std::string describe() const override;
 
  private:
   RedisStoreOptions options_;
-  std::unique_ptr<RedisNode> node_;
+  std::string name_;
+  std::unique_ptr<ClientHolder> client_;
 };
 
 }  // namespace ratewarden

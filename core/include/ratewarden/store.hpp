@@ -1,7 +1,25 @@
 // The store interface: where the state of every key lives, and who runs the algorithms on it atomically.
+//
+// The contract every store keeps:
+//  - Thread-safe: any method may be called from any thread, concurrently.
+//  - Atomic per call: all the policies of one StoreCall are decided together (peek all, charge all only if all
+//    allow); no other call sees a state in between.
+//  - Bounded: every call ends — with a decision or a StoreError — within the store's timeouts, also when the
+//    server hangs or dies. Asynchronous calls complete exactly once.
+//  - reset forgets every state of the given keys: the next call on them starts from a fresh state.
+//  - Calls made after the process forked use only what belongs to the child (docs/deployment.md, "fork()").
+//
+// Asynchronous forms (the primary ones for network stores) take a callback that is called exactly once:
+//  - on the calling thread, before the method returns, for stores that never wait on I/O (traits().blocks_on_io is
+//    false) and for calls that fail at once;
+//  - otherwise on the library's I/O thread, which every network store of the process shares.
+// Such a callback must not block and must not make synchronous calls to a network store (it would wait for the
+// thread it runs on: that throws InvalidArgument). Limiter's asynchronous methods offer Completion::library_thread
+// for callbacks that need to do more. What a StoreCall points to need only live until the method returns.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,17 +44,38 @@ struct StoreCall {
   Mode mode = Mode::hit;
 };
 
+// What a store is, so that callers never need to know which store it is.
+struct StoreTraits {
+  bool blocks_on_io = false;  // calls wait on a network: bindings release locks (the GIL) and go asynchronous
+  bool shared = false;        // other processes see the same state
+  bool exact = true;          // admits exactly what the algorithm admits (no local approximation)
+};
+
+// Exactly one of `decision` / `error` is set; both are valid only during the call.
+using DecisionCallback = std::function<void(const Decision* decision, const Error* error)>;
+// One entry per call: errors[i] set when call i failed, else decisions[i] holds its answer. Valid during the call.
+using DecisionsCallback = std::function<void(const Decision* decisions, const std::optional<StoreError>* errors)>;
+// Null on success.
+using DoneCallback = std::function<void(const Error* error)>;
+
 class Store {
  public:
   virtual ~Store() = default;
 
-  // Runs the algorithm of every policy of the call atomically. Throws StoreError when the store fails.
-  virtual Decision decide(const StoreCall& call) = 0;
-  // Independent calls, in one round trip where the store can. For each call, writes its decision to out[i], or its
-  // failure to errors[i] (which is left empty on success): one call failing does not hide the others' answers.
-  virtual void decide_many(const StoreCall* calls, size_t n, Decision* out, std::optional<StoreError>* errors);
+  virtual void decide_async(const StoreCall& call, DecisionCallback done) = 0;
+  // Independent calls, in one round trip where the store can; one call failing does not hide the others' answers.
+  virtual void decide_many_async(const StoreCall* calls, size_t n, DecisionsCallback done);
   // Forgets the given storage keys.
-  virtual void reset(const std::string* keys, size_t count, std::string_view tag) = 0;
+  virtual void reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) = 0;
+
+  // The synchronous forms wait for the asynchronous ones (stores that never block override them). They throw
+  // StoreError when the store fails.
+  virtual Decision decide(const StoreCall& call);
+  // Writes each call's decision to out[i], or its failure to errors[i] (left empty on success).
+  virtual void decide_many(const StoreCall* calls, size_t n, Decision* out, std::optional<StoreError>* errors);
+  virtual void reset(const std::string* keys, size_t count, std::string_view tag);
+
+  virtual StoreTraits traits() const = 0;
   // The store's URL with any password masked: safe to log.
   virtual std::string describe() const = 0;
 
@@ -49,14 +88,27 @@ class Store {
   std::string key_prefix_ = "rw";
 };
 
+// A store whose calls never wait on I/O (the memory store): it implements the synchronous forms, and the
+// asynchronous ones answer on the calling thread before they return.
+class InProcessStore : public Store {
+ public:
+  void decide_async(const StoreCall& call, DecisionCallback done) override;
+  void reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) override;
+  Decision decide(const StoreCall& call) override = 0;
+  void reset(const std::string* keys, size_t count, std::string_view tag) override = 0;
+  StoreTraits traits() const override { return StoreTraits{false, false, true}; }
+};
+
 // Throws InvalidArgument unless `prefix` is 1 to 256 bytes without '{' or '}'.
 void validate_key_prefix(const std::string& prefix);
 
 // Opens a store from its URL (throws InvalidArgument for a bad one):
 //   memory://[?max_keys=N&shards=N]
-//   redis://[user[:password]@]host[:port][/db][?timeout=1s&connect_timeout=1s&pool=4]
-//   redis+cluster://[user[:password]@]host:port[,host:port...][?timeout=1s&connect_timeout=1s&pool=4]
-// Every scheme also takes ?prefix=P, the store's key_prefix.
+//   redis://[user[:password]@]host[:port][/db][?timeout=250ms&connect_timeout=1s&pool=4]
+//   rediss://... (TLS: ?tls_ca=&tls_cert=&tls_key=&tls_sni=&tls_verify=)     redis+unix:///path/to.sock[?db=N]
+//   redis+cluster://[user[:password]@]host:port[,host:port...][?...]       rediss+cluster://... (TLS)
+// Network stores also take ?circuit_failures=N&circuit_backoff=D (docs/deployment.md). Every scheme takes
+// ?prefix=P, the store's key_prefix.
 std::shared_ptr<Store> open_store(std::string_view url);
 // For tests: the same, with time from `clock` (µs) — the memory store's clock, or the "now" the Redis scripts get
 // instead of reading the server's TIME. An empty clock means the usual one.

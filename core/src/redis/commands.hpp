@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "connection.hpp"
+#include "request.hpp"
 #include "ratewarden/decision.hpp"
 #include "ratewarden/clock.hpp"
 #include "ratewarden/store.hpp"

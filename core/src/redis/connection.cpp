@@ -1,227 +1,478 @@
 #include "connection.hpp"
 
-#include <cerrno>
-#include <cstring>
-#include <sys/socket.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <arpa/inet.h>
+#include <openssl/err.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "io/callback_thread.hpp"
+#include "io/fork_guard.hpp"
 #include "resp.hpp"
+#include "tls.hpp"
 
 namespace ratewarden {
 namespace {
 
-timeval to_timeval(int64_t us) {
-  timeval tv;
-  tv.tv_sec = static_cast<time_t>(us / 1000000);
-  tv.tv_usec = static_cast<suseconds_t>(us % 1000000);
-  return tv;
-}
-
-bool is_timeout(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == ETIMEDOUT || err == EINPROGRESS; }
-
-void fail(RedisRequest* r, ErrorCode code, const std::string& message) {
-  r->reply.reset();
-  r->error = code;
-  r->error_message = message;
-}
+constexpr const char kAsking[] = "*1\r\n$6\r\nASKING\r\n";
 
 bool is_error_reply(const redisReply* reply, const char* prefix) {
   return reply != nullptr && reply->type == REDIS_REPLY_ERROR &&
          std::strncmp(reply->str, prefix, std::strlen(prefix)) == 0;
 }
 
+// An IP literal, without a name lookup.
+bool numeric_address(const std::string& host, int port, sockaddr_storage& out, socklen_t& length) {
+  std::memset(&out, 0, sizeof out);
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&out);
+  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port));
+    length = sizeof(sockaddr_in);
+    return true;
+  }
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&out);
+  if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port));
+    length = sizeof(sockaddr_in6);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-RedisConnection::~RedisConnection() { drop_connection(); }
+RedisConnection::RedisConnection(IoLoop& loop, const RedisEndpoint& endpoint, ConnectionListener& listener)
+    : loop_(loop), endpoint_(endpoint), listener_(listener) {}
 
-void RedisConnection::drop_connection() {
-  if (ctx_ != nullptr) redisFree(ctx_);
-  ctx_ = nullptr;
+RedisConnection::~RedisConnection() {
+  *alive_ = false;
+  drop_socket();
+  loop_.unmark_dirty(this);
 }
 
-// Each caller sleeps on its own condition variable and is woken only when its requests are answered, or when it
-// is the next to lead: no caller wakes up for someone else's batch.
-void RedisConnection::execute(RedisRequest* const* requests, size_t n) {
-  std::condition_variable wake;
-  std::unique_lock<std::mutex> lock(mu_);
-  for (size_t i = 0; i < n; ++i) {
-    requests[i]->waiter = &wake;
-    queue_.push_back(requests[i]);
-  }
-  auto all_done = [&] {
-    for (size_t i = 0; i < n; ++i)
-      if (!requests[i]->done) return false;
-    return true;
-  };
-  while (!all_done()) {
-    if (busy_) {
-      wake.wait(lock);
-      continue;
-    }
-    busy_ = true;
-    std::vector<RedisRequest*> batch;
-    batch.swap(queue_);
-    lock.unlock();
-    try {
-      run_batch(batch);
-    } catch (const std::exception& e) {
-      // Never leave a caller waiting: whatever has no reply fails, and the connection starts afresh.
-      for (RedisRequest* r : batch)
-        if (r->reply == nullptr && r->error_message.empty())
-          fail(r, ErrorCode::internal, endpoint_.name + ": " + e.what());
-      drop_connection();
-    }
-    lock.lock();
-    busy_ = false;
-    // Notified under the lock: a caller cannot return (and free its condition variable) before this is done.
-    for (RedisRequest* r : batch) {
-      r->done = true;
-      if (r->waiter != &wake) r->waiter->notify_one();
-    }
-    if (!queue_.empty() && queue_.front()->waiter != &wake) queue_.front()->waiter->notify_one();  // the next leader
-  }
-}
-
-void RedisConnection::run_batch(const std::vector<RedisRequest*>& batch) {
-  ErrorCode code;
-  std::string message;
-  const bool reused = ctx_ != nullptr;
-  if (!reused && !connect(code, message)) {
-    for (RedisRequest* r : batch) fail(r, code, message);
+void RedisConnection::send(RedisRequest* request) {
+  if (state_ == State::ready) {
+    append(request);
     return;
   }
-  if (!exchange(batch, false)) {
-    // A connection that sat idle may have died with its server (a restart, a failover): the requests it could not
-    // answer get one more chance on a fresh connection. At worst a request the old server ran before closing runs
-    // twice: it charges twice, it never admits more.
-    std::vector<RedisRequest*> lost;
-    for (RedisRequest* r : batch)
-      if (r->reply == nullptr && r->error == ErrorCode::store_unavailable) lost.push_back(r);
-    if (!reused || lost.empty()) return;
-    if (!connect(code, message)) {
-      for (RedisRequest* r : lost) fail(r, code, message);
+  queued_.push_back(request);
+  if (state_ == State::closed) start_connect();
+}
+
+// The wire form of a request: its command, or EVAL with the script's body (after NOSCRIPT, or after ASKING, where a
+// NOSCRIPT retry would arrive without the ASKING).
+void RedisConnection::append(RedisRequest* request) {
+  if (request->asking) {
+    out_ += kAsking;
+    waiting_.push_back(nullptr);
+  }
+  if ((request->as_eval || request->asking) && request->script != nullptr) {
+    out_ += "*" + std::to_string(request->argc) + "\r\n$4\r\nEVAL\r\n$" + std::to_string(request->script->size()) +
+            "\r\n";
+    out_ += *request->script;
+    out_ += "\r\n";
+    out_.append(request->command, request->args_offset, std::string::npos);
+  } else {
+    out_ += request->command;
+  }
+  waiting_.push_back(request);
+  if (!dirty_) {
+    dirty_ = true;
+    loop_.mark_dirty(this);
+  }
+}
+
+void RedisConnection::flush() {
+  dirty_ = false;
+  if (state_ == State::ready || state_ == State::handshake) write_out();
+}
+
+void RedisConnection::start_connect() {
+  const uint64_t attempt = ++attempt_;
+  connect_deadline_us_ = loop_.now_us() + endpoint_.connect_timeout_us;
+  sockaddr_storage address;
+  socklen_t length = 0;
+  if (!endpoint_.unix_path.empty()) {
+    auto* un = reinterpret_cast<sockaddr_un*>(&address);
+    std::memset(un, 0, sizeof *un);
+    un->sun_family = AF_UNIX;
+    if (endpoint_.unix_path.size() >= sizeof un->sun_path) {
+      fail_all(ErrorCode::store_unavailable, endpoint_.name + ": the socket path is too long");
       return;
     }
-    if (!exchange(lost, false)) return;
+    std::memcpy(un->sun_path, endpoint_.unix_path.c_str(), endpoint_.unix_path.size() + 1);
+    connect_to(address, sizeof(sockaddr_un));
+    return;
   }
-  // NOSCRIPT: the server lost its script cache (restart, failover, SCRIPT FLUSH). EVAL sends the body, which also
-  // caches it again for the next EVALSHA.
-  std::vector<RedisRequest*> retry;
-  for (RedisRequest* r : batch)
-    if (r->script != nullptr && is_error_reply(r->reply.get(), "NOSCRIPT")) retry.push_back(r);
-  if (!retry.empty()) exchange(retry, true);
-}
-
-// Writes the batch and reads one reply per request. On an I/O error every request still waiting fails, and the
-// connection is dropped: a reply that arrives later must never be matched to another request.
-bool RedisConnection::exchange(const std::vector<RedisRequest*>& batch, bool as_eval) {
-  std::string out;
-  for (RedisRequest* r : batch) {
-    if (!as_eval && !r->send_body) {
-      out += r->command;
-      continue;
+  if (numeric_address(endpoint_.host, endpoint_.port, address, length)) {
+    connect_to(address, length);
+    return;
+  }
+  // A name lookup can take seconds: it runs on the callback thread, never on the I/O thread.
+  state_ = State::resolving;
+  std::string host = endpoint_.host;
+  const int port = endpoint_.port;
+  std::shared_ptr<bool> alive = alive_;
+  IoLoop* loop = &loop_;
+  run_on_callback_thread([this, host, port, alive, loop, attempt] {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+    sockaddr_storage address{};
+    socklen_t length = 0;
+    std::string error = rc == 0 ? "" : gai_strerror(rc);
+    if (rc == 0) {
+      std::memcpy(&address, found->ai_addr, found->ai_addrlen);
+      length = found->ai_addrlen;
+      freeaddrinfo(found);
     }
-    out += "*" + std::to_string(r->argc) + "\r\n$4\r\nEVAL\r\n$" + std::to_string(r->script->size()) + "\r\n";
-    out += *r->script;
-    out += "\r\n";
-    out.append(r->command, r->args_offset, std::string::npos);
-  }
-  ErrorCode code;
-  std::string message;
-  bool ok = send_all(out, code, message);
-  for (size_t i = 0; i < batch.size(); ++i) {
-    void* reply = nullptr;
-    if (ok && redisGetReply(ctx_, &reply) != REDIS_OK) {
-      const int err = errno;
-      ok = false;
-      code = ctx_->err == REDIS_ERR_PROTOCOL ? ErrorCode::store_error
-             : ctx_->err == REDIS_ERR_IO && is_timeout(err) ? ErrorCode::store_timeout
-                                                             : ErrorCode::store_unavailable;
-      message = endpoint_.name + ": " +
-                (code == ErrorCode::store_timeout ? std::string("no reply within the timeout")
-                                                  : std::string(ctx_->errstr));
-    }
-    if (!ok) {
-      fail(batch[i], code, message);
-      continue;
-    }
-    batch[i]->reply.reset(static_cast<redisReply*>(reply));
-    batch[i]->error_message.clear();
-  }
-  if (!ok) drop_connection();
-  return ok;
-}
-
-bool RedisConnection::send_all(const std::string& data, ErrorCode& code, std::string& message) {
-  size_t sent = 0;
-  while (sent < data.size()) {
-    // MSG_NOSIGNAL: a closed peer is an error to report, not a SIGPIPE that kills the process.
-    ssize_t n = ::send(ctx_->fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (n >= 0) {
-      sent += static_cast<size_t>(n);
-      continue;
-    }
-    if (errno == EINTR) continue;
-    code = is_timeout(errno) ? ErrorCode::store_timeout : ErrorCode::store_unavailable;
-    message = endpoint_.name + ": " + (code == ErrorCode::store_timeout ? "write timed out" : std::strerror(errno));
-    return false;
-  }
-  return true;
-}
-
-bool RedisConnection::connect(ErrorCode& code, std::string& message) {
-  redisContext* c = redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port,
-                                            to_timeval(endpoint_.connect_timeout_us));
-  if (c == nullptr || c->err) {
-    const bool timed_out = c != nullptr && (is_timeout(errno) || std::strstr(c->errstr, "timed out") != nullptr);
-    code = timed_out ? ErrorCode::store_timeout : ErrorCode::store_unavailable;
-    message = endpoint_.name + ": cannot connect (" + (c ? c->errstr : "out of memory") + ")";
-    if (c != nullptr) redisFree(c);
-    return false;
-  }
-  redisSetTimeout(c, to_timeval(endpoint_.timeout_us));
-  ctx_ = c;
-
-  // Handshake: AUTH and SELECT, checked before any request is sent.
-  std::vector<std::unique_ptr<RedisRequest>> setup;
-  auto add = [&](std::initializer_list<std::string_view> args) {
-    auto r = std::make_unique<RedisRequest>();
-    RespWriter w(r->command, args.size());
-    for (std::string_view a : args) w.arg(a);
-    setup.push_back(std::move(r));
-  };
-  if (endpoint_.password) {
-    if (endpoint_.user.empty())
-      add({"AUTH", *endpoint_.password});
-    else
-      add({"AUTH", endpoint_.user, *endpoint_.password});
-  }
-  const std::string db = std::to_string(endpoint_.db);
-  if (endpoint_.db != 0) add({"SELECT", db});
-  if (setup.empty()) return true;
-
-  std::vector<RedisRequest*> batch;
-  for (auto& r : setup) batch.push_back(r.get());
-  if (!exchange(batch, false)) {
-    for (RedisRequest* r : batch) {
-      if (!r->error_message.empty()) {
-        code = r->error;
-        message = r->error_message;
-        break;
+    loop->post([this, alive, attempt, address, length, error] {
+      if (!*alive || attempt != attempt_ || state_ != State::resolving) return;
+      if (!error.empty()) {
+        fail_all(ErrorCode::store_unavailable, endpoint_.name + ": cannot connect (" + error + ")");
+        return;
       }
-    }
-    return false;
+      connect_to(address, length);
+    });
+  });
+}
+
+void RedisConnection::connect_to(const sockaddr_storage& address, socklen_t length) {
+  fd_ = ::socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) {
+    fail_all(ErrorCode::store_unavailable, endpoint_.name + ": cannot connect (" + std::strerror(errno) + ")");
+    return;
   }
-  for (RedisRequest* r : batch) {
-    if (r->reply->type == REDIS_REPLY_ERROR) {
-      // Redis's own text ("WRONGPASS ...", "ERR DB index is out of range") never contains the password.
-      code = ErrorCode::store_error;
-      message = endpoint_.name + ": " + (r == batch[0] && endpoint_.password ? "authentication failed: " : "") +
-                r->reply->str;
-      drop_connection();
-      return false;
+  register_inherited_fd(fd_);
+  if (address.ss_family != AF_UNIX) {
+    const int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  reader_ = redisReaderCreate();
+  state_ = State::connecting;
+  if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), length) != 0 && errno != EINPROGRESS) {
+    fail_all(ErrorCode::store_unavailable, endpoint_.name + ": cannot connect (" + std::strerror(errno) + ")");
+    return;
+  }
+  loop_.watch(fd_, EPOLLOUT, this);
+}
+
+void RedisConnection::on_connected() {
+  if (endpoint_.tls == nullptr) {
+    start_handshake();
+    return;
+  }
+  std::string error;
+  ssl_ = endpoint_.tls->open(fd_, endpoint_.host, error);
+  if (ssl_ == nullptr) {
+    fail_all(ErrorCode::store_unavailable, endpoint_.name + ": TLS: " + error);
+    return;
+  }
+  state_ = State::tls_handshake;
+  continue_tls_handshake();
+}
+
+void RedisConnection::continue_tls_handshake() {
+  ERR_clear_error();
+  const int rc = SSL_connect(ssl_);
+  if (rc == 1) {
+    start_handshake();
+    return;
+  }
+  const int err = SSL_get_error(ssl_, rc);
+  if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+    tls_wants_write_ = err == SSL_ERROR_WANT_WRITE;
+    update_interest();
+    return;
+  }
+  std::string reason = tls_error("handshake failed");
+  const long verify = SSL_get_verify_result(ssl_);
+  if (verify != X509_V_OK) reason += std::string(": ") + X509_verify_cert_error_string(verify);
+  fail_all(ErrorCode::store_unavailable, endpoint_.name + ": TLS handshake failed (" + reason + ")");
+}
+
+// AUTH and SELECT, written first; requests wait for their replies.
+void RedisConnection::start_handshake() {
+  state_ = State::handshake;
+  handshake_replies_ = 0;
+  if (endpoint_.password) {
+    RespWriter w(out_, endpoint_.user.empty() ? 2 : 3);
+    w.arg("AUTH");
+    if (!endpoint_.user.empty()) w.arg(endpoint_.user);
+    w.arg(*endpoint_.password);
+    ++handshake_replies_;
+  }
+  if (endpoint_.db != 0) {
+    RespWriter(out_, 2).arg("SELECT").arg(static_cast<int64_t>(endpoint_.db));
+    ++handshake_replies_;
+  }
+  if (handshake_replies_ == 0) {
+    on_ready();
+    return;
+  }
+  write_out();
+}
+
+void RedisConnection::on_handshake_reply(redisReply* reply) {
+  const bool is_auth = endpoint_.password && handshake_replies_ == (endpoint_.db != 0 ? 2 : 1);
+  if (reply->type == REDIS_REPLY_ERROR) {
+    // Redis's own text ("WRONGPASS ...", "ERR DB index is out of range") never contains the password.
+    const std::string message = endpoint_.name + ": " + (is_auth ? "authentication failed: " : "") + reply->str;
+    freeReplyObject(reply);
+    fail_all(ErrorCode::store_error, message);
+    return;
+  }
+  freeReplyObject(reply);
+  if (--handshake_replies_ == 0) on_ready();
+}
+
+void RedisConnection::on_ready() {
+  state_ = State::ready;
+  used_ = false;
+  std::deque<RedisRequest*> queued;
+  queued.swap(queued_);
+  for (RedisRequest* r : queued) append(r);
+  update_interest();
+}
+
+void RedisConnection::on_io(uint32_t events) {
+  if (fd_ < 0) return;  // closed earlier in this turn
+  switch (state_) {
+    case State::connecting: {
+      int err = 0;
+      socklen_t len = sizeof err;
+      if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+      if (err != 0) {
+        fail_all(ErrorCode::store_unavailable, endpoint_.name + ": cannot connect (" + std::strerror(err) + ")");
+        return;
+      }
+      if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) == 0) return;
+      on_connected();
+      return;
+    }
+    case State::tls_handshake:
+      continue_tls_handshake();
+      return;
+    case State::handshake:
+    case State::ready:
+      if (events & EPOLLOUT) write_out();
+      if (fd_ >= 0 && (events & (EPOLLIN | EPOLLERR | EPOLLHUP))) read_replies();
+      return;
+    case State::closed:
+    case State::resolving:
+      return;
+  }
+}
+
+ssize_t RedisConnection::raw_read(char* buf, size_t len, bool& again) {
+  again = false;
+  if (ssl_ == nullptr) {
+    ssize_t n = ::recv(fd_, buf, len, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) again = true;
+    return n;
+  }
+  ERR_clear_error();
+  const int n = SSL_read(ssl_, buf, static_cast<int>(std::min<size_t>(len, INT_MAX)));
+  if (n > 0) return n;
+  const int err = SSL_get_error(ssl_, n);
+  if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+    tls_wants_write_ = err == SSL_ERROR_WANT_WRITE;
+    again = true;
+    return -1;
+  }
+  if (err == SSL_ERROR_ZERO_RETURN) return 0;
+  errno = ECONNRESET;
+  return -1;
+}
+
+ssize_t RedisConnection::raw_write(const char* buf, size_t len, bool& again) {
+  again = false;
+  if (ssl_ == nullptr) {
+    // MSG_NOSIGNAL: a closed peer is an error to report, not a SIGPIPE that kills the process.
+    ssize_t n = ::send(fd_, buf, len, MSG_NOSIGNAL);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) again = true;
+    return n;
+  }
+  ERR_clear_error();
+  const int n = SSL_write(ssl_, buf, static_cast<int>(std::min<size_t>(len, INT_MAX)));
+  if (n > 0) {
+    tls_wants_write_ = false;
+    return n;
+  }
+  const int err = SSL_get_error(ssl_, n);
+  if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+    tls_wants_write_ = err == SSL_ERROR_WANT_WRITE;
+    again = true;
+    return -1;
+  }
+  errno = ECONNRESET;
+  return -1;
+}
+
+void RedisConnection::write_out() {
+  while (out_sent_ < out_.size()) {
+    bool again;
+    const ssize_t n = raw_write(out_.data() + out_sent_, out_.size() - out_sent_, again);
+    if (n > 0) {
+      out_sent_ += static_cast<size_t>(n);
+      continue;
+    }
+    if (again) break;
+    fail_all(ErrorCode::store_unavailable, endpoint_.name + ": " + std::strerror(errno));
+    return;
+  }
+  if (out_sent_ == out_.size()) {
+    out_.clear();
+    out_sent_ = 0;
+  }
+  update_interest();
+}
+
+void RedisConnection::read_replies() {
+  char buf[16384];
+  while (true) {
+    bool again;
+    const ssize_t n = raw_read(buf, sizeof buf, again);
+    if (n < 0 && again) break;
+    if (n <= 0) {
+      fail_all(ErrorCode::store_unavailable,
+               endpoint_.name + ": " + (n == 0 ? "the server closed the connection" : std::strerror(errno)));
+      return;
+    }
+    redisReaderFeed(reader_, buf, static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < sizeof buf && (ssl_ == nullptr || SSL_pending(ssl_) == 0)) break;
+  }
+  while (fd_ >= 0) {
+    void* reply = nullptr;
+    if (redisReaderGetReply(reader_, &reply) != REDIS_OK) {
+      fail_all(ErrorCode::store_error, endpoint_.name + ": protocol error (" + reader_->errstr + ")");
+      return;
+    }
+    if (reply == nullptr) break;
+    auto* r = static_cast<redisReply*>(reply);
+    if (state_ == State::handshake) {
+      on_handshake_reply(r);
+      continue;
+    }
+    if (waiting_.empty()) {  // a reply nobody asked for: the stream cannot be trusted any more
+      freeReplyObject(r);
+      fail_all(ErrorCode::store_error, endpoint_.name + ": unexpected reply");
+      return;
+    }
+    RedisRequest* request = waiting_.front();
+    waiting_.pop_front();
+    if (request == nullptr) {  // ASKING's +OK
+      freeReplyObject(r);
+      continue;
+    }
+    used_ = true;
+    // NOSCRIPT: the server lost its script cache (restart, failover, SCRIPT FLUSH). EVAL sends the body, which
+    // also caches it again for the next EVALSHA.
+    if (request->script != nullptr && !request->as_eval && is_error_reply(r, "NOSCRIPT")) {
+      freeReplyObject(r);
+      request->as_eval = true;
+      append(request);
+      continue;
+    }
+    request->reply.reset(r);
+    request->error_message.clear();
+    listener_.on_reply(request);
+  }
+  if (fd_ >= 0) update_interest();
+}
+
+void RedisConnection::update_interest() {
+  if (fd_ < 0) return;
+  uint32_t events = EPOLLIN;
+  if (state_ == State::connecting || out_sent_ < out_.size() || tls_wants_write_) events |= EPOLLOUT;
+  loop_.watch(fd_, events, this);
+}
+
+int64_t RedisConnection::next_deadline_us() const {
+  int64_t next = INT64_MAX;
+  for (RedisRequest* r : waiting_) {
+    if (r != nullptr) {
+      next = r->deadline_us;
+      break;
     }
   }
-  return true;
+  if (!queued_.empty()) next = std::min(next, queued_.front()->deadline_us);
+  if (state_ != State::closed && state_ != State::ready && state_ != State::handshake)
+    next = std::min(next, connect_deadline_us_);
+  return next;
+}
+
+void RedisConnection::expire(int64_t now_us) {
+  if (state_ != State::closed && state_ != State::ready && state_ != State::handshake &&
+      connect_deadline_us_ <= now_us) {
+    fail_all(ErrorCode::store_timeout, endpoint_.name + ": cannot connect (timed out)");
+    return;
+  }
+  for (RedisRequest* r : waiting_) {
+    if (r == nullptr) continue;
+    // Sent and unanswered: the server is stuck. Every request behind it on this connection is stuck too, and a late
+    // reply must never be matched to another request: the connection goes.
+    if (r->deadline_us <= now_us) fail_all(ErrorCode::store_timeout, endpoint_.name + ": no reply within the timeout");
+    break;
+  }
+  // Not sent yet (still connecting): only the ones out of time fail.
+  while (!queued_.empty() && queued_.front()->deadline_us <= now_us) {
+    RedisRequest* r = queued_.front();
+    queued_.pop_front();
+    r->fail(ErrorCode::store_timeout, endpoint_.name + ": cannot connect within the timeout");
+    listener_.on_failure(r, false);
+  }
+}
+
+void RedisConnection::drop_socket() {
+  if (fd_ >= 0) {
+    loop_.unwatch(fd_);
+    unregister_inherited_fd(fd_);
+    ::close(fd_);  // no TLS close_notify, no QUIT: the connection is gone, not closed politely
+    fd_ = -1;
+  }
+  if (ssl_ != nullptr) SSL_free(ssl_);
+  ssl_ = nullptr;
+  tls_wants_write_ = false;
+  if (reader_ != nullptr) redisReaderFree(reader_);
+  reader_ = nullptr;
+  out_.clear();
+  out_sent_ = 0;
+  state_ = State::closed;
+}
+
+void RedisConnection::fail_all(ErrorCode code, const std::string& message) {
+  const bool after_use = used_;
+  drop_socket();
+  used_ = false;
+  ++attempt_;
+  std::deque<RedisRequest*> waiting, queued;
+  waiting.swap(waiting_);
+  queued.swap(queued_);
+  // The listener may send requests again, to this very connection: it starts afresh.
+  for (RedisRequest* r : waiting) {
+    if (r == nullptr) continue;
+    r->fail(code, message);
+    listener_.on_failure(r, after_use && code == ErrorCode::store_unavailable);
+  }
+  for (RedisRequest* r : queued) {
+    r->fail(code, message);
+    listener_.on_failure(r, false);
+  }
 }
 
 }  // namespace ratewarden

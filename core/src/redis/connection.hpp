@@ -1,84 +1,91 @@
-// One pipelined connection to a Redis server (internal).
+// One pipelined, non-blocking connection to a Redis server, driven by the I/O loop (internal).
 //
-// Callers queue their commands; whichever caller finds the connection idle becomes the leader: it takes every queued
-// command (its own and other callers'), writes them in one batch, reads the replies in order and hands them out. So
-// concurrent callers share write and read syscalls, and a lone caller pays one round trip with no thread hop.
+// Requests queued during one turn of the loop leave in one write; replies are matched to requests in order. The
+// connection (re)connects on demand: TCP or a Unix socket, TLS when the endpoint has a context, then AUTH and
+// SELECT (answered before any request is sent, so a failed SELECT can never let a script run on database 0).
+// Everything here runs on the loop thread.
 #pragma once
 
-#include <condition_variable>
+#include <sys/socket.h>
+
 #include <cstdint>
+#include <deque>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include <hiredis/hiredis.h>
+#include <hiredis/read.h>
+#include <openssl/ssl.h>
 
-#include "ratewarden/errors.hpp"
+#include "endpoint.hpp"
+#include "io/io_loop.hpp"
+#include "request.hpp"
 
 namespace ratewarden {
 
-struct RedisEndpoint {
-  std::string host;
-  int port = 6379;
-  std::string user;
-  std::optional<std::string> password;
-  int db = 0;
-  int64_t connect_timeout_us = 1000000;
-  int64_t timeout_us = 1000000;
-  std::string name;  // the URL with its password masked, for messages
-};
-
-using ReplyPtr = std::unique_ptr<redisReply, void (*)(void*)>;
-
-struct RedisRequest {
-  std::string command;  // RESP
-  // For script calls: the body to send with EVAL when the server answers NOSCRIPT, the argument count, and where
-  // the arguments after the SHA start in `command`.
-  const std::string* script = nullptr;
-  size_t argc = 0;
-  size_t args_offset = 0;
-  // Send EVAL with the body at once: after ASKING, a NOSCRIPT retry would arrive without it.
-  bool send_body = false;
-
-  ReplyPtr reply{nullptr, freeReplyObject};
-  ErrorCode error = ErrorCode::internal;
-  std::string error_message;  // empty when a reply arrived
-  bool done = false;          // guarded by the connection's mutex
-  std::condition_variable* waiter = nullptr;  // whom to wake when done (the caller of execute)
-
-  // Makes the request ready to be sent again (after a cluster redirection).
-  void clear_result() {
-    reply.reset();
-    error = ErrorCode::internal;
-    error_message.clear();
-    done = false;
-  }
-};
-
-class RedisConnection {
+// Where a connection hands its requests when they are done.
+class ConnectionListener {
  public:
-  explicit RedisConnection(const RedisEndpoint& endpoint) : endpoint_(endpoint) {}
-  ~RedisConnection();
+  virtual ~ConnectionListener() = default;
+  virtual void on_reply(RedisRequest* request) = 0;
+  // `after_use`: the connection had answered before (a pooled connection that may have died idle).
+  virtual void on_failure(RedisRequest* request, bool after_use) = 0;
+};
+
+class RedisConnection final : public IoHandler, public Flushable {
+ public:
+  RedisConnection(IoLoop& loop, const RedisEndpoint& endpoint, ConnectionListener& listener);
+  ~RedisConnection() override;
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
 
-  // Sends the requests in one pipeline (shared with other callers') and waits for their replies or errors.
-  void execute(RedisRequest* const* requests, size_t n);
+  // Queues the request; it leaves at the end of the loop's turn (connecting first if needed).
+  void send(RedisRequest* request);
+  // Requests sent or queued and not yet answered.
+  size_t in_flight() const { return waiting_.size() + queued_.size(); }
+  int64_t next_deadline_us() const;
+  void expire(int64_t now_us);
+  // Fails every request with `message` and closes the socket without writing to it.
+  void fail_all(ErrorCode code, const std::string& message);
+
+  void on_io(uint32_t events) override;
+  void flush() override;
 
  private:
-  void run_batch(const std::vector<RedisRequest*>& batch);
-  bool connect(ErrorCode& code, std::string& message);
-  bool send_all(const std::string& data, ErrorCode& code, std::string& message);
-  bool exchange(const std::vector<RedisRequest*>& batch, bool as_eval);
-  void drop_connection();
+  enum class State { closed, resolving, connecting, tls_handshake, handshake, ready };
 
+  void start_connect();
+  void connect_to(const sockaddr_storage& address, socklen_t length);
+  void on_connected();
+  void continue_tls_handshake();
+  void start_handshake();
+  void on_handshake_reply(redisReply* reply);
+  void on_ready();
+  void append(RedisRequest* request);
+  void read_replies();
+  void write_out();
+  void update_interest();
+  ssize_t raw_read(char* buf, size_t len, bool& again);
+  ssize_t raw_write(const char* buf, size_t len, bool& again);
+  void drop_socket();
+
+  IoLoop& loop_;
   const RedisEndpoint& endpoint_;
-  std::mutex mu_;
-  std::vector<RedisRequest*> queue_;
-  bool busy_ = false;
-  redisContext* ctx_ = nullptr;  // used only by the current leader
+  ConnectionListener& listener_;
+  State state_ = State::closed;
+  int fd_ = -1;
+  SSL* ssl_ = nullptr;
+  bool tls_wants_write_ = false;
+  redisReader* reader_ = nullptr;
+  std::string out_;
+  size_t out_sent_ = 0;
+  std::deque<RedisRequest*> waiting_;  // sent (or in out_), in order; null stands for an ASKING whose reply is dropped
+  std::deque<RedisRequest*> queued_;   // waiting for the connection to be ready
+  int handshake_replies_ = 0;          // AUTH / SELECT replies still expected
+  int64_t connect_deadline_us_ = 0;
+  bool used_ = false;                  // has answered a request since it connected
+  uint64_t attempt_ = 0;               // tells a late name resolution from the current one
+  bool dirty_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for a name resolution that outlives this
 };
 
 }  // namespace ratewarden

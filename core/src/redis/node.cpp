@@ -1,43 +1,93 @@
 #include "node.hpp"
 
-#include "ratewarden/errors.hpp"
-
 namespace ratewarden {
 
-RedisNode::RedisNode(const RedisClientOptions& options, std::string host, int port, int db, std::string name) {
-  endpoint_.host = std::move(host);
-  endpoint_.port = port;
-  endpoint_.user = options.user;
-  endpoint_.password = options.password;
-  endpoint_.db = db;
-  endpoint_.connect_timeout_us = options.connect_timeout_us;
-  endpoint_.timeout_us = options.timeout_us;
-  endpoint_.name = std::move(name);
-  for (int i = 0; i < options.pool; ++i) connections_.push_back(std::make_unique<RedisConnection>(endpoint_));
+RedisNode::RedisNode(IoLoop& loop, RedisEndpoint endpoint, int pool, CircuitOptions circuit)
+    : loop_(loop), endpoint_(std::move(endpoint)), circuit_(circuit) {
+  for (int i = 0; i < pool; ++i) connections_.push_back(std::make_unique<RedisConnection>(loop_, endpoint_, *this));
 }
 
-void RedisNode::execute(RedisRequest* const* requests, size_t n) {
-  connections_[next_.fetch_add(1, std::memory_order_relaxed) % connections_.size()]->execute(requests, n);
+RedisNode::~RedisNode() {
+  if (watched_) loop_.remove_deadlines(this);
 }
 
-void validate_client_options(const RedisClientOptions& options) {
-  if (options.pool < 1 || options.pool > 64) throw InvalidArgument("pool must be between 1 and 64");
-  if (options.timeout_us < 1000 || options.connect_timeout_us < 1000)
-    throw InvalidArgument("timeouts must be at least 1 ms");
+void RedisNode::send(RedisRequest* request) {
+  if (!watched_) {  // here, on the I/O thread: a node may be made on any thread
+    watched_ = true;
+    loop_.add_deadlines(this);
+  }
+  if (request->deadline_us <= loop_.now_us()) {
+    request->fail(ErrorCode::store_timeout, endpoint_.name + ": no reply within the timeout");
+    request->owner->on_done(*request);
+    return;
+  }
+  if (!circuit_lets_through(request)) return;
+  // The least busy connection, round robin among equals: one slow reply does not hold up the others' callers.
+  size_t best = next_++ % connections_.size();
+  for (size_t i = 0; i < connections_.size(); ++i)
+    if (connections_[i]->in_flight() < connections_[best]->in_flight()) best = i;
+  connections_[best]->send(request);
 }
 
-std::string describe_auth(const RedisClientOptions& options) {
-  if (options.user.empty() && !options.password) return "";
-  return options.user + (options.password ? ":***" : "") + "@";
+bool RedisNode::circuit_lets_through(RedisRequest* request) {
+  if (open_until_us_ == 0) return true;
+  const int64_t now = loop_.now_us();
+  if (now >= open_until_us_ && !probe_in_flight_) {
+    probe_in_flight_ = true;
+    request->probe = true;
+    return true;
+  }
+  const int64_t wait_ms = now >= open_until_us_ ? 0 : (open_until_us_ - now + 999) / 1000;
+  request->fail(ErrorCode::store_unavailable,
+                endpoint_.name + ": not tried: " + std::to_string(failures_) + " calls in a row failed (last: " +
+                    last_failure_ + "); the next try is in " + std::to_string(wait_ms) + " ms");
+  request->owner->on_done(*request);
+  return false;
 }
 
-std::string describe_query(const RedisClientOptions& options) {
-  return "?timeout=" + std::to_string(options.timeout_us / 1000) + "ms&connect_timeout=" +
-         std::to_string(options.connect_timeout_us / 1000) + "ms&pool=" + std::to_string(options.pool);
+void RedisNode::on_reply(RedisRequest* request) {
+  failures_ = 0;
+  open_until_us_ = 0;
+  if (request->probe) probe_in_flight_ = false;
+  request->probe = false;
+  request->owner->on_done(*request);
 }
 
-std::string describe_host(const std::string& host, int port) {
-  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
+void RedisNode::on_failure(RedisRequest* request, bool after_use) {
+  if (request->probe) {
+    probe_in_flight_ = false;
+    request->probe = false;
+    if (circuit_.failures > 0) open_until_us_ = loop_.now_us() + circuit_.backoff_us;
+  }
+  // A pooled connection that sat idle may have died with its server (a restart, a failover): the requests it could
+  // not answer get one more chance on a fresh connection. At worst a request the old server ran before closing runs
+  // twice: it charges twice, it never admits more.
+  if (after_use && !request->retried && !closing_) {
+    request->retried = true;
+    request->clear_result();
+    send(request);
+    return;
+  }
+  const std::string& m = request->error_message;
+  last_failure_ = m.rfind(endpoint_.name + ": ", 0) == 0 ? m.substr(endpoint_.name.size() + 2) : m;
+  if (circuit_.failures > 0 && ++failures_ >= circuit_.failures && open_until_us_ == 0)
+    open_until_us_ = loop_.now_us() + circuit_.backoff_us;
+  request->owner->on_done(*request);
+}
+
+void RedisNode::close(const std::string& message) {
+  closing_ = true;
+  for (auto& c : connections_) c->fail_all(ErrorCode::store_unavailable, endpoint_.name + ": " + message);
+}
+
+int64_t RedisNode::next_deadline_us() const {
+  int64_t next = INT64_MAX;
+  for (const auto& c : connections_) next = std::min(next, c->next_deadline_us());
+  return next;
+}
+
+void RedisNode::expire(int64_t now_us) {
+  for (auto& c : connections_) c->expire(now_us);
 }
 
 }  // namespace ratewarden

@@ -1,41 +1,57 @@
-// One Redis server as the stores see it: its endpoint and a pool of pipelined connections (internal).
+// One Redis server as the stores see it: a pool of connections behind a circuit breaker (internal). Made on any
+// thread, used and destroyed on the I/O thread.
+//
+// The circuit: after `failures` calls in a row fail for want of the server (refused, timed out, cut — an error
+// reply does not count), it opens: calls fail at once for `backoff`; then one call is let through as a probe, and
+// its answer closes the circuit again, or its failure opens it for another `backoff`.
 #pragma once
 
-#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "connection.hpp"
-#include "ratewarden/redis_store.hpp"
+#include "endpoint.hpp"
+#include "io/io_loop.hpp"
 
 namespace ratewarden {
 
-class RedisNode {
- public:
-  RedisNode(const RedisClientOptions& options, std::string host, int port, int db, std::string name);
-
-  // Sends the requests as one pipeline on one of the node's connections and waits for them.
-  void execute(RedisRequest* const* requests, size_t n);
-  void execute(RedisRequest& request) {
-    RedisRequest* p = &request;
-    execute(&p, 1);
-  }
-  const std::string& name() const { return endpoint_.name; }
-
- private:
-  RedisEndpoint endpoint_;
-  std::vector<std::unique_ptr<RedisConnection>> connections_;
-  std::atomic<uint32_t> next_{0};
+struct CircuitOptions {
+  int failures = 3;             // 0: never open
+  int64_t backoff_us = 1000000;
 };
 
-// Throws InvalidArgument for options no store accepts.
-void validate_client_options(const RedisClientOptions& options);
+class RedisNode final : public ConnectionListener, public Deadlines {
+ public:
+  RedisNode(IoLoop& loop, RedisEndpoint endpoint, int pool, CircuitOptions circuit);
+  ~RedisNode() override;
 
-// "user:***@" (or "") and "?timeout=..ms&connect_timeout=..ms&pool=N": the parts of describe() every Redis store
-// shares. The password never appears.
-std::string describe_auth(const RedisClientOptions& options);
-std::string describe_query(const RedisClientOptions& options);
-std::string describe_host(const std::string& host, int port);
+  // Sends the request on one of the node's connections; request->owner is told when it is done.
+  void send(RedisRequest* request);
+  // Fails every request in flight (the store is closing) and closes the connections.
+  void close(const std::string& message);
+  const std::string& name() const { return endpoint_.name; }
+
+  void on_reply(RedisRequest* request) override;
+  void on_failure(RedisRequest* request, bool after_use) override;
+  int64_t next_deadline_us() const override;
+  void expire(int64_t now_us) override;
+
+ private:
+  bool circuit_lets_through(RedisRequest* request);
+
+  IoLoop& loop_;
+  const RedisEndpoint endpoint_;
+  const CircuitOptions circuit_;
+  std::vector<std::unique_ptr<RedisConnection>> connections_;
+  size_t next_ = 0;
+  int failures_ = 0;
+  int64_t open_until_us_ = 0;  // 0: closed
+  bool probe_in_flight_ = false;
+  std::string last_failure_;
+  bool closing_ = false;
+  bool watched_ = false;  // registered with the loop's deadlines
+};
 
 }  // namespace ratewarden

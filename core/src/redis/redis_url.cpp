@@ -1,9 +1,10 @@
-// redis://[user[:password]@]host[:port][/db][?options] and redis+cluster://[user[:password]@]host:port[,...][?options]
 #include "redis_url.hpp"
 
 #include <cctype>
 
+#include "ratewarden/cluster_store.hpp"
 #include "ratewarden/errors.hpp"
+#include "ratewarden/redis_store.hpp"
 
 namespace ratewarden {
 namespace {
@@ -46,32 +47,64 @@ std::pair<std::string, int> parse_host(std::string_view text, const std::string&
   return {host, port};
 }
 
-void read_client_options(Url& url, RedisClientOptions& o) {
+std::string take_string(Url& url, const std::string& name) {
+  auto it = url.query.find(name);
+  if (it == url.query.end()) return "";
+  std::string value = it->second;
+  url.query.erase(it);
+  return value;
+}
+
+void read_client_options(Url& url, std::string_view text, bool tls, RedisClientOptions& o) {
   o.user = url.user;
   if (url.has_password) o.password = url.password;
   o.timeout_us = take_duration_us(url, "timeout", o.timeout_us);
   o.connect_timeout_us = take_duration_us(url, "connect_timeout", o.connect_timeout_us);
   o.pool = static_cast<int>(take_int(url, "pool", o.pool, 1, 64));
+  o.circuit_failures = static_cast<int>(take_int(url, "circuit_failures", o.circuit_failures, 0, 1000000));
+  o.circuit_backoff_us = take_duration_us(url, "circuit_backoff", o.circuit_backoff_us);
+  o.tls.enabled = tls;
+  for (const char* name : {"tls_ca", "tls_cert", "tls_key", "tls_sni", "tls_verify"})
+    if (!tls && url.query.count(name) != 0) bad(text, std::string(name) + " needs TLS: use rediss://");
+  if (!tls) return;
+  o.tls.ca_file = take_string(url, "tls_ca");
+  o.tls.cert_file = take_string(url, "tls_cert");
+  o.tls.key_file = take_string(url, "tls_key");
+  o.tls.sni = take_string(url, "tls_sni");
+  o.tls.verify = take_int(url, "tls_verify", 1, 0, 1) == 1;
+}
+
+int parse_db(std::string_view text, const std::string& db) {
+  if (db.empty() || db.size() > 5 || db.find_first_not_of("0123456789") != std::string::npos)
+    bad(text, "the database must be a number, such as /0");
+  return std::stoi(db);
 }
 
 }  // namespace
 
-RedisStoreOptions redis_options_from_url(Url& url, std::string_view text) {
+std::shared_ptr<Store> open_redis_url(Url& url, std::string_view text, Clock clock) {
   RedisStoreOptions o;
-  read_client_options(url, o);
-  if (url.hosts.find(',') != std::string::npos) bad(text, "redis:// takes one host; redis+cluster:// takes several");
-  std::tie(o.host, o.port) = parse_host(text, url.hosts);
-  if (!url.path.empty()) {
-    if (url.path.size() > 5 || url.path.find_first_not_of("0123456789") != std::string::npos)
-      bad(text, "the path must be a database number, such as /0");
-    o.db = std::stoi(url.path);
+  read_client_options(url, text, url.scheme == "rediss", o);
+  if (url.scheme == "redis+unix") {
+    if (!url.hosts.empty() || url.path.empty())
+      bad(text, "expected redis+unix:///path/to/redis.sock (three slashes: no host)");
+    o.unix_path = "/" + url.path;
+    const std::string db = take_string(url, "db");
+    if (!db.empty()) o.db = parse_db(text, db);
+  } else {
+    if (url.hosts.find(',') != std::string::npos)
+      bad(text, "redis:// takes one host; redis+cluster:// takes several");
+    std::tie(o.host, o.port) = parse_host(text, url.hosts);
+    if (!url.path.empty()) o.db = parse_db(text, url.path);
   }
-  return o;
+  o.clock = std::move(clock);
+  reject_unknown_options(url, text);
+  return std::make_shared<RedisStore>(o);
 }
 
-ClusterStoreOptions cluster_options_from_url(Url& url, std::string_view text) {
+std::shared_ptr<Store> open_cluster_url(Url& url, std::string_view text, Clock clock) {
   ClusterStoreOptions o;
-  read_client_options(url, o);
+  read_client_options(url, text, url.scheme == "rediss+cluster", o);
   if (!url.path.empty()) bad(text, "a cluster has only database 0: no path");
   size_t start = 0;
   while (start <= url.hosts.size()) {
@@ -81,7 +114,9 @@ ClusterStoreOptions cluster_options_from_url(Url& url, std::string_view text) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  return o;
+  o.clock = std::move(clock);
+  reject_unknown_options(url, text);
+  return std::make_shared<ClusterStore>(o);
 }
 
 }  // namespace ratewarden

@@ -1,17 +1,20 @@
-// redis:// and redis+cluster:// URLs into store options (internal).
+// The Redis schemes' URLs into stores (internal):
+//   redis://[user[:password]@]host[:port][/db][?options]      rediss://... (TLS)
+//   redis+unix://[user[:password]@]/path/to.sock[?db=N&options]
+//   redis+cluster://[user[:password]@]host:port[,host:port...][?options]   rediss+cluster://... (TLS)
 #pragma once
 
+#include <memory>
 #include <string_view>
 
-#include "ratewarden/cluster_store.hpp"
-#include "ratewarden/redis_store.hpp"
+#include "ratewarden/clock.hpp"
+#include "ratewarden/store.hpp"
 #include "url.hpp"
 
 namespace ratewarden {
 
-// Read the hosts, credentials, database and the Redis options out of `url` (taking the query options they know).
-// Throw InvalidArgument; messages mask the password.
-RedisStoreOptions redis_options_from_url(Url& url, std::string_view text);
-ClusterStoreOptions cluster_options_from_url(Url& url, std::string_view text);
+// Take the options they know out of `url` and throw InvalidArgument for what is wrong; messages mask the password.
+std::shared_ptr<Store> open_redis_url(Url& url, std::string_view text, Clock clock);
+std::shared_ptr<Store> open_cluster_url(Url& url, std::string_view text, Clock clock);
 
 }  // namespace ratewarden

@@ -1,0 +1,68 @@
+#include "callback_thread.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "fork_guard.hpp"
+
+namespace ratewarden {
+namespace {
+
+class CallbackThread {
+ public:
+  CallbackThread() {
+    std::thread([this] { run(); }).detach();  // lives as long as the process
+  }
+
+  void post(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return !tasks_.empty(); });
+      std::deque<std::function<void()>> batch;
+      batch.swap(tasks_);
+      lock.unlock();
+      for (auto& task : batch) task();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+};
+
+}  // namespace
+
+void run_on_callback_thread(std::function<void()> task) {
+  // One per process: a child's inherited one has no thread (and its lock may be held by a thread of the parent).
+  static std::atomic<CallbackThread*> thread{nullptr};
+  static std::atomic<uint64_t> generation{0};
+  static ForkSafeMutex* mu = new ForkSafeMutex;
+  watch_forks();
+  const uint64_t gen = fork_generation();
+  CallbackThread* t = thread.load(std::memory_order_acquire);
+  if (t == nullptr || generation.load(std::memory_order_acquire) != gen) {
+    std::lock_guard<ForkSafeMutex> lock(*mu);
+    t = thread.load(std::memory_order_acquire);
+    if (t == nullptr || generation.load(std::memory_order_acquire) != gen) {
+      t = new CallbackThread();  // never destroyed: its thread outlives static destruction
+      thread.store(t, std::memory_order_release);
+      generation.store(gen, std::memory_order_release);
+    }
+  }
+  t->post(std::move(task));
+}
+
+}  // namespace ratewarden

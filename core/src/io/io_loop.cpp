@@ -1,0 +1,198 @@
+#include "io_loop.hpp"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "fork_guard.hpp"
+#include "ratewarden/clock.hpp"
+
+namespace ratewarden {
+namespace {
+
+thread_local bool is_loop_thread = false;
+
+struct Current {
+  std::atomic<IoLoop*> loop{nullptr};
+  std::atomic<uint64_t> generation{0};
+};
+Current& current_loop() {
+  static Current* c = new Current;  // never destroyed: the loop thread outlives static destruction
+  return *c;
+}
+
+}  // namespace
+
+IoLoop& IoLoop::current() {
+  Current& c = current_loop();
+  const uint64_t gen = fork_generation();
+  IoLoop* loop = c.loop.load(std::memory_order_acquire);
+  if (loop != nullptr && c.generation.load(std::memory_order_acquire) == gen) return *loop;
+  // First use in this process. A loop inherited from the parent has no thread here and its descriptors were
+  // closed by the fork handler: it is left as it is (its memory may hold locks taken by the parent's threads).
+  static ForkSafeMutex* mu = new ForkSafeMutex;
+  std::lock_guard<ForkSafeMutex> lock(*mu);
+  loop = c.loop.load(std::memory_order_acquire);
+  if (loop == nullptr || c.generation.load(std::memory_order_acquire) != gen) {
+    loop = new IoLoop();  // never destroyed: see current_loop()
+    c.loop.store(loop, std::memory_order_release);
+    c.generation.store(gen, std::memory_order_release);
+  }
+  return *loop;
+}
+
+bool IoLoop::on_loop_thread() { return is_loop_thread; }
+
+IoLoop::IoLoop() {
+  watch_forks();
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) throw std::runtime_error(std::string("cannot start the I/O loop: ") + std::strerror(errno));
+  register_inherited_fd(epoll_fd_);
+  register_inherited_fd(wake_fd_);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = nullptr;  // the wake-up descriptor
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  now_us_ = monotonic_now_us();
+  thread_ = std::thread([this] { run(); });
+  thread_.detach();  // lives as long as the process; exit() ends it wherever it is
+}
+
+void IoLoop::post(Task task) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    posted_.push_back(std::move(task));
+    wake = !awake_;
+    awake_ = true;
+  }
+  if (wake) {
+    const uint64_t one = 1;
+    ssize_t n = ::write(wake_fd_, &one, sizeof one);
+    (void)n;  // the counter cannot overflow in practice; a failed write leaves it already readable
+  }
+}
+
+void IoLoop::post(std::vector<Task>& tasks) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Task& t : tasks) posted_.push_back(std::move(t));
+    wake = !awake_;
+    awake_ = true;
+  }
+  tasks.clear();
+  if (wake) {
+    const uint64_t one = 1;
+    ssize_t n = ::write(wake_fd_, &one, sizeof one);
+    (void)n;
+  }
+}
+
+void IoLoop::watch(int fd, uint32_t events, IoHandler* handler) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.ptr = handler;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT)
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+}
+
+void IoLoop::unwatch(int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
+
+void IoLoop::add_deadlines(Deadlines* d) { deadlines_.push_back(d); }
+
+void IoLoop::remove_deadlines(Deadlines* d) {
+  deadlines_.erase(std::remove(deadlines_.begin(), deadlines_.end(), d), deadlines_.end());
+}
+
+void IoLoop::mark_dirty(Flushable* f) {
+  if (std::find(dirty_.begin(), dirty_.end(), f) == dirty_.end()) dirty_.push_back(f);
+}
+
+void IoLoop::defer(Task task) { deferred_.push_back(std::move(task)); }
+
+void IoLoop::unmark_dirty(Flushable* f) { dirty_.erase(std::remove(dirty_.begin(), dirty_.end(), f), dirty_.end()); }
+
+void IoLoop::run_at(int64_t when_us, Task task) { timers_.emplace(when_us, std::move(task)); }
+
+int64_t IoLoop::next_deadline() const {
+  int64_t next = timers_.empty() ? INT64_MAX : timers_.begin()->first;
+  for (const Deadlines* d : deadlines_) next = std::min(next, d->next_deadline_us());
+  return next;
+}
+
+void IoLoop::run() {
+  is_loop_thread = true;
+  while (true) turn();
+}
+
+// One turn: sleep until an event, a post or a deadline; run what is posted; handle the events; expire deadlines;
+// flush the output every task and event of the turn produced (so calls made together leave together).
+void IoLoop::turn() {
+  int timeout_ms = -1;
+  const int64_t next = next_deadline();
+  if (next != INT64_MAX) {
+    const int64_t wait_us = next - monotonic_now_us();
+    timeout_ms = wait_us <= 0 ? 0 : static_cast<int>(std::min<int64_t>((wait_us + 999) / 1000, INT_MAX));
+  }
+  bool sleeping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (posted_.empty()) awake_ = false;  // from here on, a post writes the wake-up descriptor
+    sleeping = !awake_;
+  }
+  epoll_event events[64];
+  const int n = epoll_wait(epoll_fd_, events, 64, sleeping ? timeout_ms : 0);
+  now_us_ = monotonic_now_us();
+
+  std::vector<Task> tasks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tasks.swap(posted_);
+    awake_ = true;
+  }
+  for (Task& t : tasks) t();
+
+  for (int i = 0; i < n; ++i) {
+    auto* handler = static_cast<IoHandler*>(events[i].data.ptr);
+    if (handler == nullptr) {
+      uint64_t count;
+      ssize_t r = ::read(wake_fd_, &count, sizeof count);
+      (void)r;
+      continue;
+    }
+    handler->on_io(events[i].events);
+  }
+
+  while (!timers_.empty() && timers_.begin()->first <= now_us_) {
+    Task t = std::move(timers_.begin()->second);
+    timers_.erase(timers_.begin());
+    t();
+  }
+  // Copied: an expiry may add or remove deadline owners.
+  const std::vector<Deadlines*> owners = deadlines_;
+  for (Deadlines* d : owners)
+    if (std::find(deadlines_.begin(), deadlines_.end(), d) != deadlines_.end() && d->next_deadline_us() <= now_us_)
+      d->expire(now_us_);
+
+  while (!dirty_.empty()) {
+    std::vector<Flushable*> dirty;
+    dirty.swap(dirty_);
+    for (Flushable* f : dirty) f->flush();
+  }
+
+  std::vector<Task> deferred;
+  deferred.swap(deferred_);
+  for (Task& t : deferred) t();
+}
+
+}  // namespace ratewarden

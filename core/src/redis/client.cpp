@@ -1,0 +1,145 @@
+#include "client.hpp"
+
+#include "commands.hpp"
+#include "io/fork_guard.hpp"
+#include "ratewarden/clock.hpp"
+
+namespace ratewarden {
+namespace {
+
+// What a forked child inherited and must never touch: kept reachable (for leak checkers), never used.
+void abandon(void* inherited) {
+  static ForkSafeMutex* mu = new ForkSafeMutex;
+  static auto* kept = new std::vector<void*>;
+  std::lock_guard<ForkSafeMutex> lock(*mu);
+  kept->push_back(inherited);
+}
+
+// A callback on the I/O thread must not take the loop down with it.
+template <typename F>
+void guarded(F&& f) {
+  try {
+    f();
+  } catch (...) {
+  }
+}
+
+}  // namespace
+
+ClientHolder::~ClientHolder() {
+  Generation* g = current_.load(std::memory_order_acquire);
+  if (g == nullptr) return;
+  if (g->fork_generation != fork_generation()) return;  // the parent's: nothing of it is ours to close
+  RedisClient* client = g->client;
+  IoLoop* loop = g->loop;
+  loop->post([client, loop] {
+    client->close();
+    loop->defer([client] { delete client; });
+  });
+  delete g;
+}
+
+ClientHolder::Generation* ClientHolder::current() {
+  Generation* g = current_.load(std::memory_order_acquire);
+  const uint64_t gen = fork_generation();
+  if (g != nullptr && g->fork_generation == gen) return g;
+  IoLoop& loop = IoLoop::current();
+  auto* fresh = new Generation{gen, &loop, factory_(loop).release()};
+  Generation* seen = g;
+  if (current_.compare_exchange_strong(seen, fresh, std::memory_order_acq_rel)) {
+    if (g != nullptr) {
+      abandon(g);
+      abandon(g->client);
+    }
+    return fresh;
+  }
+  delete fresh->client;  // another thread made this process's client first; this one never ran
+  delete fresh;
+  return seen;
+}
+
+void ClientHolder::submit(std::vector<RedisRequest*> requests) {
+  Generation* g = current();
+  RedisClient* client = g->client;
+  g->loop->post([client, requests = std::move(requests)] {
+    for (RedisRequest* r : requests) client->route(r);
+  });
+}
+
+void ClientHolder::submit(RedisRequest* request) {
+  Generation* g = current();
+  RedisClient* client = g->client;
+  g->loop->post([client, request] { client->route(request); });
+}
+
+Exchange* Exchange::for_decision(size_t n, DecisionCallback done) {
+  auto* e = new Exchange(n);
+  e->one_ = std::move(done);
+  return e;
+}
+
+Exchange* Exchange::for_decisions(size_t n, DecisionsCallback done) {
+  auto* e = new Exchange(n);
+  e->many_ = std::move(done);
+  return e;
+}
+
+Exchange* Exchange::for_reset(DoneCallback done) {
+  auto* e = new Exchange(1);
+  e->reset_ = std::move(done);
+  return e;
+}
+
+std::vector<RedisRequest*> Exchange::prepare(int64_t timeout_us, std::string name) {
+  name_ = std::move(name);
+  const int64_t deadline = monotonic_now_us() + timeout_us;
+  std::vector<RedisRequest*> out;
+  out.reserve(requests_.size());
+  for (RedisRequest& r : requests_) {
+    r.owner = this;
+    r.deadline_us = deadline;
+    out.push_back(&r);
+  }
+  return out;
+}
+
+void Exchange::on_done(RedisRequest&) {
+  if (--left_ == 0) finish();
+}
+
+void Exchange::finish() {
+  if (reset_) {
+    try {
+      expect_reply(requests_[0], REDIS_REPLY_INTEGER, name_);
+    } catch (const Error& e) {
+      guarded([&] { reset_(&e); });
+      delete this;
+      return;
+    }
+    guarded([&] { reset_(nullptr); });
+  } else if (one_) {
+    Decision d;
+    try {
+      d = to_decision(requests_[0], name_);
+    } catch (const Error& e) {
+      guarded([&] { one_(nullptr, &e); });
+      delete this;
+      return;
+    }
+    guarded([&] { one_(&d, nullptr); });
+  } else {
+    std::vector<Decision> decisions(requests_.size());
+    std::vector<std::optional<StoreError>> errors(requests_.size());
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      try {
+        decisions[i] = to_decision(requests_[i], name_);
+      } catch (const StoreError& e) {
+        errors[i] = e;
+      }
+    }
+    guarded([&] { many_(decisions.data(), errors.data()); });
+  }
+  delete this;
+}
+
+}  // namespace ratewarden

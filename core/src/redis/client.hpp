@@ -1,0 +1,81 @@
+// What the Redis stores share: the I/O-thread side of a store (one per process: a forked child makes its own), and
+// the exchanges that turn a store call into requests and their replies into the caller's answer (internal).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/io_loop.hpp"
+#include "ratewarden/store.hpp"
+#include "request.hpp"
+
+namespace ratewarden {
+
+// Lives on the I/O thread: routes requests to servers.
+class RedisClient {
+ public:
+  virtual ~RedisClient() = default;
+  virtual void route(RedisRequest* request) = 0;
+  // The store is closing: fail everything in flight, close the connections.
+  virtual void close() = 0;
+};
+
+// The client of the calling process: made on first use, and again in a forked child, which never touches what
+// the parent's client holds (its sockets were closed by the fork handler, its memory is left as it is).
+class ClientHolder {
+ public:
+  using Factory = std::function<std::unique_ptr<RedisClient>(IoLoop& loop)>;
+  explicit ClientHolder(Factory factory) : factory_(std::move(factory)) {}
+  ~ClientHolder();  // closes this process's client on its loop
+
+  // Sends the requests (their owner and deadline set) to the client, on the loop thread.
+  void submit(std::vector<RedisRequest*> requests);
+  void submit(RedisRequest* request);
+
+ private:
+  struct Generation {
+    uint64_t fork_generation;
+    IoLoop* loop;
+    RedisClient* client;
+  };
+  Generation* current();
+
+  Factory factory_;
+  std::atomic<Generation*> current_{nullptr};
+};
+
+// Turns one store call into requests and their replies into the caller's answer; deletes itself when done.
+class Exchange final : public RequestOwner {
+ public:
+  // Reads a request's reply into a decision; throws StoreError for an error or anything unexpected.
+  using Reader = Decision (*)(const RedisRequest& request, const std::string& name);
+
+  static Exchange* for_decision(size_t n, DecisionCallback done);
+  static Exchange* for_decisions(size_t n, DecisionsCallback done);
+  static Exchange* for_reset(DoneCallback done);
+
+  RedisRequest& request(size_t i) { return requests_[i]; }
+  size_t size() const { return requests_.size(); }
+  // Owner and deadline of every request (now + timeout), and the name for messages.
+  std::vector<RedisRequest*> prepare(int64_t timeout_us, std::string name);
+
+  void on_done(RedisRequest& request) override;
+
+ private:
+  explicit Exchange(size_t n) : requests_(n), left_(n) {}
+  void finish();
+
+  std::vector<RedisRequest> requests_;
+  size_t left_;
+  std::string name_;
+  DecisionCallback one_;
+  DecisionsCallback many_;
+  DoneCallback reset_;
+};
+
+}  // namespace ratewarden
