@@ -1,7 +1,11 @@
 /* ratewarden.h — the C ABI of ratewarden, a distributed rate limiter.
  *
- * This header is the reference for the whole library: every function of the C++ core is here, for any language that
- * can call C (Go through cgo, Rust, Ruby, C#, Python ctypes, ...).
+ * This header is the reference for the C ABI, for any language that can call C (Go through cgo, Rust, Ruby, C#,
+ * Python ctypes, ...). It carries what a caller needs to limit: stores opened by URL, limiters with their options,
+ * hit / peek / reset / hit_many and an asynchronous hit. It does not carry all of the C++ core
+ * (core/include/ratewarden/): the parsed policies of a limiter, its max_cost and the storage_key of a key, stores
+ * built from C++ objects and the key-format version are C++ only. The Python and Node packages bind the C++ core
+ * directly, not this header.
  *
  * Rules (the same for every function):
  *  - Handles are opaque pointers (rw_store_t, rw_options_t, rw_limiter_t), made by a create/open function and freed
