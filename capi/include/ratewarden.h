@@ -14,7 +14,9 @@
  *    added; treat unknown ones as errors). rw_status_str() gives a static text for each.
  *  - Their last parameter, `char **errmsg`, may be NULL. When it is not and the call fails, *errmsg receives a
  *    message allocated by the library, to be freed with rw_free(); on success it is left untouched. A message never
- *    contains a password.
+ *    contains a password. As in LevelDB, a message already in *errmsg (a variable reused without rw_free) is freed
+ *    before the new one is stored: so *errmsg must be NULL or a message from this library, never uninitialised,
+ *    and a variable passed to rw_free must be set back to NULL before it is reused.
  *  - Keys are binary safe: a pointer and a length (1 to 4096 bytes; NUL bytes allowed).
  *  - Decisions are written into a caller-owned rw_decision_t. Durations are in microseconds.
  *  - No C++ exception crosses this boundary; nothing here calls abort() on bad input.

@@ -48,8 +48,12 @@ char* copy_message(const char* text) {
   return out;
 }
 
+// Frees a message left in *errmsg by an earlier failure before storing the new one, as LevelDB's SaveError does.
 int fail(char** errmsg, int status, const char* message) {
-  if (errmsg != nullptr) *errmsg = copy_message(message);
+  if (errmsg != nullptr) {
+    std::free(*errmsg);
+    *errmsg = copy_message(message);
+  }
   return status;
 }
 
