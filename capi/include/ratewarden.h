@@ -17,6 +17,9 @@
  *    contains a password. As in LevelDB, a message already in *errmsg (a variable reused without rw_free) is freed
  *    before the new one is stored: so *errmsg must be NULL or a message from this library, never uninitialised,
  *    and a variable passed to rw_free must be set back to NULL before it is reused.
+ *  - A NULL handle, string or out-pointer where one is required fails with RW_ERR_INVALID_ARGUMENT and a message
+ *    naming the parameter; destroy/close functions and rw_free accept NULL. The rw_options_set_* setters return
+ *    void, so rw_limiter_create reports their misuse (see "Limiter options").
  *  - Keys are binary safe: a pointer and a length (1 to 4096 bytes; NUL bytes allowed).
  *  - Decisions are written into a caller-owned rw_decision_t. Durations are in microseconds.
  *  - No C++ exception crosses this boundary; nothing here calls abort() on bad input.
@@ -99,7 +102,12 @@ RW_EXPORT int rw_store_open_with_clock(const char *url, rw_clock_fn now_us, void
 typedef struct rw_options_t rw_options_t;
 
 /* Options for rw_limiter_create. Defaults: algorithm "fixed_window", burst = the limit, 10 buckets, the store's
- * prefix, on_store_error "raise". Setters only record values (strings are copied); rw_limiter_create checks them. */
+ * prefix, on_store_error "raise". Setters only record values (strings are copied); rw_limiter_create checks them.
+ * Setters keep their void signatures, so, as SQLite's sqlite3_str does, they record their first misuse in the
+ * options and rw_limiter_create fails with it: a NULL string (RW_ERR_INVALID_ARGUMENT, naming the setter) or a
+ * copy that ran out of memory (RW_ERR_NOMEM). rw_options_create never returns NULL (a NULL options means the
+ * defaults to rw_limiter_create): out of memory, it returns a shared object whose setters do nothing and with
+ * which rw_limiter_create fails with RW_ERR_NOMEM. A setter given a NULL options does nothing. */
 RW_EXPORT rw_options_t *rw_options_create(void);
 RW_EXPORT void rw_options_destroy(rw_options_t *options);
 /* "fixed_window", "sliding_log", "sliding_window", "token_bucket" or "gcra". */
