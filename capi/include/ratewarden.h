@@ -1,11 +1,11 @@
 /* ratewarden.h — the C ABI of ratewarden, a distributed rate limiter.
  *
  * This header is the reference for the C ABI, for any language that can call C (Go through cgo, Rust, Ruby, C#,
- * Python ctypes, ...). It carries what a caller needs to limit: stores opened by URL, limiters with their options,
- * hit / peek / reset / hit_many and an asynchronous hit. It does not carry all of the C++ core
- * (core/include/ratewarden/): the parsed policies of a limiter, its max_cost and the storage_key of a key, stores
- * built from C++ objects and the key-format version are C++ only. The Python and Node packages bind the C++ core
- * directly, not this header.
+ * Python ctypes, ...), and its RW_VERSION_* lines are the version of every package. It carries what a caller needs
+ * to limit: stores opened by URL, limiters with their options, hit / peek / reset / hit_many and an asynchronous
+ * hit. It does not carry all of the C++ core (core/include/ratewarden/): the parsed policies of a limiter, its
+ * max_cost and the storage_key of a key, stores built from C++ objects and the key-format version are C++ only.
+ * The Python and Node packages bind the C++ core directly, not this header.
  *
  * Rules (the same for every function):
  *  - Handles are opaque pointers (rw_store_t, rw_options_t, rw_limiter_t), made by a create/open function and freed
@@ -48,7 +48,10 @@ extern "C" {
 
 /* ---- Version ---------------------------------------------------------------------------------------------- */
 
-/* Compile-time version of this header. CMake reads these three lines: they are the single source of truth. */
+/* Compile-time version of this header. These three lines are the version of every package: CMake (the library's
+ * VERSION and SONAME, the core's version()) and pyproject.toml (scikit-build-core's regex provider) read them.
+ * package.json cannot: after editing them, run `npm version X.Y.Z --no-git-tag-version` (package.json and
+ * package-lock.json); tests/python/test_package.py and tests/node/version.test.js fail until they agree. */
 #define RW_VERSION_MAJOR 0
 #define RW_VERSION_MINOR 1
 #define RW_VERSION_PATCH 0
