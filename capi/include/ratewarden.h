@@ -1,7 +1,11 @@
 /* ratewarden.h — the C ABI of ratewarden, a distributed rate limiter.
  *
- * This header is the reference for the whole library: every function of the C++ core is here, for any language that
- * can call C (Go through cgo, Rust, Ruby, C#, Python ctypes, ...).
+ * This header is the reference for the C ABI, for any language that can call C (Go through cgo, Rust, Ruby, C#,
+ * Python ctypes, ...), and its RW_VERSION_* lines are the version of every package. It carries what a caller needs
+ * to limit: stores opened by URL, limiters with their options, hit / peek / reset / hit_many and an asynchronous
+ * hit. It does not carry all of the C++ core (core/include/ratewarden/): the parsed policies of a limiter, its
+ * max_cost and the storage_key of a key, stores built from C++ objects and the key-format version are C++ only.
+ * The Python and Node packages bind the C++ core directly, not this header.
  *
  * Rules (the same for every function):
  *  - Handles are opaque pointers (rw_store_t, rw_options_t, rw_limiter_t), made by a create/open function and freed
@@ -10,7 +14,12 @@
  *    added; treat unknown ones as errors). rw_status_str() gives a static text for each.
  *  - Their last parameter, `char **errmsg`, may be NULL. When it is not and the call fails, *errmsg receives a
  *    message allocated by the library, to be freed with rw_free(); on success it is left untouched. A message never
- *    contains a password.
+ *    contains a password. As in LevelDB, a message already in *errmsg (a variable reused without rw_free) is freed
+ *    before the new one is stored: so *errmsg must be NULL or a message from this library, never uninitialised,
+ *    and a variable passed to rw_free must be set back to NULL before it is reused.
+ *  - A NULL handle, string or out-pointer where one is required fails with RW_ERR_INVALID_ARGUMENT and a message
+ *    naming the parameter; destroy/close functions and rw_free accept NULL. The rw_options_set_* setters return
+ *    void, so rw_limiter_create reports their misuse (see "Limiter options").
  *  - Keys are binary safe: a pointer and a length (1 to 4096 bytes; NUL bytes allowed).
  *  - Decisions are written into a caller-owned rw_decision_t. Durations are in microseconds.
  *  - No C++ exception crosses this boundary; nothing here calls abort() on bad input.
@@ -39,7 +48,10 @@ extern "C" {
 
 /* ---- Version ---------------------------------------------------------------------------------------------- */
 
-/* Compile-time version of this header. CMake reads these three lines: they are the single source of truth. */
+/* Compile-time version of this header. These three lines are the version of every package: CMake (the library's
+ * VERSION and SONAME, the core's version()) and pyproject.toml (scikit-build-core's regex provider) read them.
+ * package.json cannot: after editing them, run `npm version X.Y.Z --no-git-tag-version` (package.json and
+ * package-lock.json); tests/python/test_package.py and tests/node/version.test.js fail until they agree. */
 #define RW_VERSION_MAJOR 0
 #define RW_VERSION_MINOR 1
 #define RW_VERSION_PATCH 0
@@ -93,7 +105,12 @@ RW_EXPORT int rw_store_open_with_clock(const char *url, rw_clock_fn now_us, void
 typedef struct rw_options_t rw_options_t;
 
 /* Options for rw_limiter_create. Defaults: algorithm "fixed_window", burst = the limit, 10 buckets, the store's
- * prefix, on_store_error "raise". Setters only record values (strings are copied); rw_limiter_create checks them. */
+ * prefix, on_store_error "raise". Setters only record values (strings are copied); rw_limiter_create checks them.
+ * Setters keep their void signatures, so, as SQLite's sqlite3_str does, they record their first misuse in the
+ * options and rw_limiter_create fails with it: a NULL string (RW_ERR_INVALID_ARGUMENT, naming the setter) or a
+ * copy that ran out of memory (RW_ERR_NOMEM). rw_options_create never returns NULL (a NULL options means the
+ * defaults to rw_limiter_create): out of memory, it returns a shared object whose setters do nothing and with
+ * which rw_limiter_create fails with RW_ERR_NOMEM. A setter given a NULL options does nothing. */
 RW_EXPORT rw_options_t *rw_options_create(void);
 RW_EXPORT void rw_options_destroy(rw_options_t *options);
 /* "fixed_window", "sliding_log", "sliding_window", "token_bucket" or "gcra". */

@@ -1,6 +1,7 @@
 // The C ABI: each function forwards to the C++ core and turns every exception into a status code.
 #include "ratewarden.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -20,6 +21,9 @@ struct rw_options_t {
   std::optional<int32_t> buckets;
   std::optional<std::string> prefix;
   std::string on_store_error = "raise";
+  // The first misuse a setter saw: setters return void, so rw_limiter_create reports it (static text).
+  int status = RW_OK;
+  const char* error = nullptr;
 };
 
 struct rw_limiter_t {
@@ -48,8 +52,12 @@ char* copy_message(const char* text) {
   return out;
 }
 
+// Frees a message left in *errmsg by an earlier failure before storing the new one, as LevelDB's SaveError does.
 int fail(char** errmsg, int status, const char* message) {
-  if (errmsg != nullptr) *errmsg = copy_message(message);
+  if (errmsg != nullptr) {
+    std::free(*errmsg);
+    *errmsg = copy_message(message);
+  }
   return status;
 }
 
@@ -71,7 +79,37 @@ int guarded(char** errmsg, Body&& body) {
 }
 
 int null_argument(char** errmsg, const char* what) {
-  return fail(errmsg, RW_ERR_INVALID_ARGUMENT, (std::string(what) + " is NULL").c_str());
+  char message[64];  // no std::string: this runs outside `guarded`, where nothing may throw
+  std::snprintf(message, sizeof message, "%s is NULL", what);
+  return fail(errmsg, RW_ERR_INVALID_ARGUMENT, message);
+}
+
+// What rw_options_create returns when out of memory: its setters do nothing, rw_limiter_create fails with its error.
+rw_options_t out_of_memory_options = [] {
+  rw_options_t options;
+  options.status = RW_ERR_NOMEM;
+  options.error = "out of memory";
+  return options;
+}();
+
+void record(rw_options_t* options, int status, const char* error) {
+  if (options->status != RW_OK) return;
+  options->status = status;
+  options->error = error;
+}
+
+bool writable(const rw_options_t* options) { return options != nullptr && options != &out_of_memory_options; }
+
+// Copies a setter's string into `field`, recording a NULL value (`null_error`) or a failed copy instead.
+template <class Field>
+void set_string(rw_options_t* options, Field rw_options_t::*field, const char* value, const char* null_error) {
+  if (!writable(options)) return;
+  if (value == nullptr) return record(options, RW_ERR_INVALID_ARGUMENT, null_error);
+  try {
+    options->*field = value;
+  } catch (const std::bad_alloc&) {
+    record(options, RW_ERR_NOMEM, "out of memory");
+  }
 }
 
 // Keys cross as pointer + length; a NULL pointer is only a valid empty key, which the core rejects by its length.
@@ -138,28 +176,34 @@ int rw_store_open_with_clock(const char* url, rw_clock_fn now_us, void* user_dat
 
 void rw_store_close(rw_store_t* store) { delete store; }
 
-rw_options_t* rw_options_create(void) { return new (std::nothrow) rw_options_t; }
+rw_options_t* rw_options_create(void) {
+  rw_options_t* options = new (std::nothrow) rw_options_t;
+  return options != nullptr ? options : &out_of_memory_options;
+}
 
-void rw_options_destroy(rw_options_t* options) { delete options; }
+void rw_options_destroy(rw_options_t* options) {
+  if (options != &out_of_memory_options) delete options;
+}
 
 void rw_options_set_algorithm(rw_options_t* options, const char* algorithm) {
-  if (options != nullptr) options->algorithm = algorithm == nullptr ? "" : algorithm;
+  set_string(options, &rw_options_t::algorithm, algorithm, "rw_options_set_algorithm: algorithm is NULL");
 }
 
 void rw_options_set_burst(rw_options_t* options, int64_t burst) {
-  if (options != nullptr) options->burst = burst;
+  if (writable(options)) options->burst = burst;
 }
 
 void rw_options_set_buckets(rw_options_t* options, int32_t buckets) {
-  if (options != nullptr) options->buckets = buckets;
+  if (writable(options)) options->buckets = buckets;
 }
 
 void rw_options_set_prefix(rw_options_t* options, const char* prefix) {
-  if (options != nullptr) options->prefix = prefix == nullptr ? "" : prefix;
+  set_string(options, &rw_options_t::prefix, prefix, "rw_options_set_prefix: prefix is NULL");
 }
 
 void rw_options_set_on_store_error(rw_options_t* options, const char* on_store_error) {
-  if (options != nullptr) options->on_store_error = on_store_error == nullptr ? "" : on_store_error;
+  set_string(options, &rw_options_t::on_store_error, on_store_error,
+             "rw_options_set_on_store_error: on_store_error is NULL");
 }
 
 int rw_limiter_create(rw_store_t* store, const char* policy, const rw_options_t* options, rw_limiter_t** limiter,
@@ -167,6 +211,7 @@ int rw_limiter_create(rw_store_t* store, const char* policy, const rw_options_t*
   if (store == nullptr) return null_argument(errmsg, "store");
   if (policy == nullptr) return null_argument(errmsg, "policy");
   if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (options != nullptr && options->status != RW_OK) return fail(errmsg, options->status, options->error);
   return guarded(errmsg, [&] {
     const rw_options_t defaults;
     const rw_options_t& o = options != nullptr ? *options : defaults;
@@ -203,8 +248,12 @@ int rw_hit_many(rw_limiter_t* limiter, const char* const* keys, const size_t* ke
   if (limiter == nullptr) return null_argument(errmsg, "limiter");
   if (n > 0 && (keys == nullptr || keylens == nullptr || decisions == nullptr))
     return null_argument(errmsg, keys == nullptr ? "keys" : keylens == nullptr ? "keylens" : "decisions");
-  for (size_t i = 0; i < n; ++i)
-    if (bad_key(keys[i], keylens[i])) return null_argument(errmsg, ("keys[" + std::to_string(i) + "]").c_str());
+  for (size_t i = 0; i < n; ++i) {
+    if (!bad_key(keys[i], keylens[i])) continue;
+    char what[32];
+    std::snprintf(what, sizeof what, "keys[%zu]", i);
+    return null_argument(errmsg, what);
+  }
   return guarded(errmsg, [&] {
     std::vector<std::string_view> views;
     views.reserve(n);
