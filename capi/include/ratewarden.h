@@ -27,7 +27,8 @@
  *    closing the store handle while limiters still use it is fine.
  *
  * Policies, algorithms and the exact decision semantics: docs/algorithms.md. Store URLs: "memory://",
- * "redis://[user:password@]host:port[/db]", "redis+cluster://host:port,...". Storage keys (shared with every other
+ * "redis://[user:password@]host:port[/db]", "rediss://..." (TLS), "redis+unix:///path", "redis+cluster://host:port,..."
+ * (docs/deployment.md). Storage keys (shared with every other
  * runtime): docs/key-format.md.
  */
 #ifndef RATEWARDEN_H
@@ -83,8 +84,13 @@ typedef struct rw_store_t rw_store_t;
 
 /* Opens a store by URL:
  *   "memory://[?max_keys=N&shards=N]"  the embedded store (bounded, thread-safe, per process)
- *   "redis://[user:password@]host[:port][/db][?timeout=1s&connect_timeout=1s&pool=4]"  shared through Redis
+ *   "redis://[user:password@]host[:port][/db][?timeout=250ms&connect_timeout=1s&pool=4]"  shared through Redis
+ *   "rediss://...[?tls_ca=PATH&tls_cert=PATH&tls_key=PATH&tls_sni=NAME]"  the same over TLS
+ *   "redis+unix:///path/to/redis.sock[?db=N&...]"  through a Unix socket
  *   "redis+cluster://[user:password@]host:port[,host:port...][?timeout=..&connect_timeout=..&pool=..]"  Redis Cluster
+ *   "rediss+cluster://..."  Redis Cluster over TLS
+ * Network stores also take "?circuit_failures=3&circuit_backoff=1s": after that many calls in a row fail for want
+ * of the server, calls fail at once (RW_ERR_STORE_UNAVAILABLE) for the back-off, then one probe decides.
  * Every URL also takes "?prefix=P", the key prefix of limiters that do not set their own (default "rw").
  * Opening a Redis store does not connect: the first call does (and every call after a failure reconnects).
  * Fails with RW_ERR_INVALID_ARGUMENT for a malformed URL. */
@@ -167,20 +173,37 @@ RW_EXPORT int rw_reset(rw_limiter_t *limiter, const char *key, size_t keylen, ch
 RW_EXPORT int rw_hit_many(rw_limiter_t *limiter, const char *const *keys, const size_t *keylens, size_t n,
                           int64_t cost, rw_decision_t *decisions, char **errmsg);
 
-/* ---- Asynchronous hits (for event loops) ------------------------------------------------------------------ */
+/* ---- Asynchronous calls (for event loops) ----------------------------------------------------------------- */
 
-/* Called exactly once per accepted rw_hit_async, on a library thread (never on the caller's thread, never before
- * rw_hit_async returned). On success status is RW_OK, decision points to the decision and errmsg is NULL; on
- * failure decision is NULL and errmsg is a message. Both pointers are valid only during the call: copy what you
- * keep. The callback must not block for long (it runs on the library's pool of at most 64 threads, which also
- * serves other asynchronous hits) and may call any function of this header. */
+/* Threading: each accepted asynchronous call calls its callback exactly once, on the library's callback thread —
+ * never on the caller's thread, never before the function returned. One thread serves every callback of the
+ * process, in order (docs/threading.md): a callback should be quick — hand the answer to your event loop — but it
+ * may block and may call any function of this header, synchronous ones included (they wait on the library's I/O
+ * thread, not on this one; nothing can deadlock). Pointers passed to a callback are valid only during the call:
+ * copy what you keep. Network I/O runs on one I/O thread per process: a call in flight holds no thread.
+ * Bad arguments are reported by the return value (and then the callback is never called); store failures reach the
+ * callback as on_store_error says. Keys are copied. The limiter and its store stay alive until every callback has
+ * run, even if rw_limiter_destroy / rw_store_close are called meanwhile. */
+
+/* On success status is RW_OK, decision points to the decision and errmsg is NULL; on failure decision is NULL and
+ * errmsg is a message. */
 typedef void (*rw_hit_callback)(void *user_data, int status, const rw_decision_t *decision, const char *errmsg);
+/* On success status is RW_OK and errmsg is NULL. */
+typedef void (*rw_done_callback)(void *user_data, int status, const char *errmsg);
+/* On success status is RW_OK and decisions points to n decisions (one per key, in order); on failure decisions is
+ * NULL, n is 0 and errmsg is a message. */
+typedef void (*rw_hit_many_callback)(void *user_data, int status, const rw_decision_t *decisions, size_t n,
+                                     const char *errmsg);
 
-/* Starts a hit and returns at once. The key is copied. Bad arguments are reported by the return value (and then
- * the callback is never called); store failures reach the callback. The limiter stays alive until the callback
- * has run, even if rw_limiter_destroy is called meanwhile. */
+/* rw_hit, rw_peek, rw_reset and rw_hit_many, started and returning at once. */
 RW_EXPORT int rw_hit_async(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
                            rw_hit_callback callback, void *user_data, char **errmsg);
+RW_EXPORT int rw_peek_async(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
+                            rw_hit_callback callback, void *user_data, char **errmsg);
+RW_EXPORT int rw_reset_async(rw_limiter_t *limiter, const char *key, size_t keylen, rw_done_callback callback,
+                             void *user_data, char **errmsg);
+RW_EXPORT int rw_hit_many_async(rw_limiter_t *limiter, const char *const *keys, const size_t *keylens, size_t n,
+                                int64_t cost, rw_hit_many_callback callback, void *user_data, char **errmsg);
 
 #ifdef __cplusplus
 }

@@ -263,6 +263,19 @@ int rw_hit_many(rw_limiter_t* limiter, const char* const* keys, const size_t* ke
   });
 }
 
+// A callback for the core's asynchronous calls: on the library's callback thread (Completion::library_thread).
+ratewarden::DecisionCallback decision_callback(rw_hit_callback callback, void* user_data) {
+  return [callback, user_data](const ratewarden::Decision* d, const ratewarden::Error* e) {
+    if (d != nullptr) {
+      rw_decision_t out;
+      to_c(*d, &out);
+      callback(user_data, RW_OK, &out, nullptr);
+    } else {
+      callback(user_data, status_of(e->code()), nullptr, e->what());
+    }
+  };
+}
+
 int rw_hit_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_hit_callback callback,
                  void* user_data, char** errmsg) {
   if (limiter == nullptr) return null_argument(errmsg, "limiter");
@@ -270,15 +283,63 @@ int rw_hit_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t 
   if (bad_key(key, keylen)) return null_argument(errmsg, "key");
   return guarded(errmsg, [&] {
     limiter->rep->hit_async(std::string_view(key == nullptr ? "" : key, keylen), cost,
-                            [callback, user_data](const ratewarden::Decision* d, const ratewarden::Error* e) {
-                              if (d != nullptr) {
-                                rw_decision_t out;
-                                to_c(*d, &out);
-                                callback(user_data, RW_OK, &out, nullptr);
-                              } else {
-                                callback(user_data, status_of(e->code()), nullptr, e->what());
-                              }
-                            });
+                            decision_callback(callback, user_data));
+  });
+}
+
+int rw_peek_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_hit_callback callback,
+                  void* user_data, char** errmsg) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (callback == nullptr) return null_argument(errmsg, "callback");
+  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
+  return guarded(errmsg, [&] {
+    limiter->rep->peek_async(std::string_view(key == nullptr ? "" : key, keylen), cost,
+                             decision_callback(callback, user_data));
+  });
+}
+
+int rw_reset_async(rw_limiter_t* limiter, const char* key, size_t keylen, rw_done_callback callback, void* user_data,
+                   char** errmsg) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (callback == nullptr) return null_argument(errmsg, "callback");
+  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
+  return guarded(errmsg, [&] {
+    limiter->rep->reset_async(std::string_view(key == nullptr ? "" : key, keylen),
+                              [callback, user_data](const ratewarden::Error* e) {
+                                if (e == nullptr)
+                                  callback(user_data, RW_OK, nullptr);
+                                else
+                                  callback(user_data, status_of(e->code()), e->what());
+                              });
+  });
+}
+
+int rw_hit_many_async(rw_limiter_t* limiter, const char* const* keys, const size_t* keylens, size_t n, int64_t cost,
+                      rw_hit_many_callback callback, void* user_data, char** errmsg) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (callback == nullptr) return null_argument(errmsg, "callback");
+  if (n > 0 && (keys == nullptr || keylens == nullptr))
+    return null_argument(errmsg, keys == nullptr ? "keys" : "keylens");
+  for (size_t i = 0; i < n; ++i) {
+    if (!bad_key(keys[i], keylens[i])) continue;
+    char what[32];
+    std::snprintf(what, sizeof what, "keys[%zu]", i);
+    return null_argument(errmsg, what);
+  }
+  return guarded(errmsg, [&] {
+    std::vector<std::string_view> views;
+    views.reserve(n);
+    for (size_t i = 0; i < n; ++i) views.emplace_back(keys[i] == nullptr ? "" : keys[i], keylens[i]);
+    limiter->rep->hit_many_async(
+        views, cost, [callback, user_data](const std::vector<ratewarden::Decision>* d, const ratewarden::Error* e) {
+          if (d == nullptr) {
+            callback(user_data, status_of(e->code()), nullptr, 0, e->what());
+            return;
+          }
+          std::vector<rw_decision_t> out(d->size());
+          for (size_t i = 0; i < d->size(); ++i) to_c((*d)[i], &out[i]);
+          callback(user_data, RW_OK, out.data(), out.size(), nullptr);
+        });
   });
 }
 

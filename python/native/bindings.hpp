@@ -2,6 +2,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <pybind11/pybind11.h>
 
@@ -15,9 +17,9 @@ void bind_decision(py::module_& m);  // limiter.cpp
 void bind_store(py::module_& m);     // limiter.cpp
 void bind_limiter(py::module_& m);   // limiter.cpp
 void bind_testing(py::module_& m);   // testing.cpp
+void bind_async(py::module_& m);     // async_calls.cpp: Completions, the asyncio side of asynchronous calls
 
-// async_hit.cpp: Limiter.hit_async and the wait for the calls still in flight when the interpreter exits.
-void hit_async(const std::shared_ptr<Limiter>& limiter, py::handle key, py::handle cost, py::function done);
-void register_async_exit_wait();
+// Copies: the keys must outlive the GIL release, and another thread may change the sequence meanwhile.
+std::vector<std::string> copy_keys(py::handle keys);
 
 }  // namespace ratewarden::python

@@ -7,7 +7,6 @@
 
 #include "bindings.hpp"
 #include "convert.hpp"
-#include "ratewarden/memory_store.hpp"
 #include "ratewarden/policy.hpp"
 
 namespace ratewarden::python {
@@ -49,21 +48,12 @@ const char* on_store_error_name(OnStoreError e) {
   return "raise";
 }
 
-// Copies: the keys must outlive the GIL release, and another thread may change the sequence meanwhile.
-std::vector<std::string> copy_keys(py::handle keys) {
-  if (PyUnicode_Check(keys.ptr()) || PyBytes_Check(keys.ptr()))
-    throw py::type_error("keys must be a sequence of keys, not a single key");
-  std::vector<std::string> out;
-  for (py::handle key : py::iter(keys)) out.emplace_back(key_view(key));
-  return out;
-}
-
 // The core call, with the GIL released around it when the store waits on I/O (Redis). The memory store's calls
 // take a few hundred ns: releasing the GIL there only wakes a thread waiting for it, which costs the process more
 // CPU than the call itself (1-10 us per call amid 4 busy threads: bench/python/calls.py, "contended").
 template <typename Call>
 auto store_call(const Limiter& limiter, Call&& call) {
-  if (dynamic_cast<const MemoryStore*>(limiter.store().get()) != nullptr) return call();
+  if (!limiter.store()->traits().blocks_on_io) return call();
   py::gil_scoped_release nogil;
   return call();
 }
@@ -79,6 +69,14 @@ auto key_cost_method(Call call) {
 }
 
 }  // namespace
+
+std::vector<std::string> copy_keys(py::handle keys) {
+  if (PyUnicode_Check(keys.ptr()) || PyBytes_Check(keys.ptr()))
+    throw py::type_error("keys must be a sequence of keys, not a single key");
+  std::vector<std::string> out;
+  for (py::handle key : py::iter(keys)) out.emplace_back(key_view(key));
+  return out;
+}
 
 void bind_decision(py::module_& m) {
   py::class_<Decision>(m, "Decision", "The answer to one hit or peek; truthy when allowed.")
@@ -130,8 +128,11 @@ void bind_store(py::module_& m) {
       .def_property_readonly("url", &Store::describe, "The store's URL, password masked.")
       .def_property_readonly("prefix", &Store::key_prefix)
       .def_property_readonly(
-          "in_process", [](const Store& s) { return dynamic_cast<const MemoryStore*>(&s) != nullptr; },
-          "True for the memory store: its calls never wait on I/O.")
+          "in_process", [](const Store& s) { return !s.traits().blocks_on_io; },
+          "True for a store whose calls never wait on I/O (the memory store).")
+      .def_property_readonly(
+          "shared", [](const Store& s) { return s.traits().shared; },
+          "True for a store that other processes share (Redis, Redis Cluster).")
       .def("__repr__", [](const Store& s) { return "Store('" + s.describe() + "')"; });
 }
 
@@ -171,7 +172,6 @@ void bind_limiter(py::module_& m) {
             });
           },
           py::arg("keys"), py::arg("cost") = 1)
-      .def("hit_async", &hit_async, py::arg("key"), py::arg("cost"), py::arg("done"))
       .def_property_readonly("policies", &Limiter::policies)
       .def_property_readonly("store", &Limiter::store)
       .def_property_readonly("max_cost", &Limiter::max_cost)

@@ -13,7 +13,7 @@ PYBIND11_MODULE(_native, m) {
   rp::bind_store(m);
   rp::bind_limiter(m);
   rp::bind_testing(m);
-  rp::register_async_exit_wait();
+  rp::bind_async(m);
   m.def("version", &ratewarden::version, "The core library's version, \"major.minor.patch\".");
   m.attr("KEY_FORMAT_VERSION") = RATEWARDEN_KEY_FORMAT_VERSION;
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
@@ -77,11 +78,53 @@ def test_cancelled_ahit_is_harmless(redis: RedisServer) -> None:
 
 
 def test_exit_with_calls_in_flight(slow_redis: str) -> None:
-    # Pool threads must not take the GIL of a finalizing interpreter: exit waits for them, then ends cleanly.
+    # Calls still in flight when the interpreter exits: the I/O thread never takes the GIL, so exit is clean.
     code = (
-        "import ratewarden;"
+        "import asyncio, ratewarden;"
         f"l = ratewarden.Limiter('100/minute', '{slow_redis}');"
-        "[l.hit_async(f'k{i}', 1, lambda d, e: None) for i in range(20)]"
+        "loop = asyncio.new_event_loop();"
+        "[loop.create_task(l.ahit(f'k{i}')) for i in range(20)];"
+        "loop.run_until_complete(asyncio.sleep(0.01))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
-    assert (result.returncode, result.stderr) == (0, "")
+    assert result.returncode == 0, result.stderr
+    assert "Error" not in result.stderr and "Fatal" not in result.stderr, result.stderr
+
+
+def test_apeek_areset_ahit_many_match_their_sync_forms(store_url: str) -> None:
+    limiter = ratewarden.Limiter("2/minute", store_url, prefix="async-forms")
+    limiter.reset("a")
+    limiter.reset("b")
+
+    async def main() -> None:
+        assert [d.allowed for d in await limiter.ahit_many(["a", "a", "b"])] == [True, True, True]
+        peeked = await limiter.apeek("a")
+        assert (peeked.allowed, peeked.used) == (False, 2)
+        assert await limiter.areset("a") is None
+        assert (await limiter.apeek("a")).used == 0
+        assert await limiter.ahit_many([]) == []
+        with pytest.raises(ratewarden.InvalidArgumentError):
+            await limiter.ahit_many(["ok", ""])
+        with pytest.raises(TypeError):
+            await limiter.ahit_many("ab")
+
+    asyncio.run(main())
+
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_a_flood_of_calls_in_flight_costs_no_threads(redis: RedisServer) -> None:
+    limiter = ratewarden.Limiter("50000/minute", redis.url + "?timeout=30s", prefix="async-flood")
+
+    async def main(n: int) -> list:
+        return await asyncio.gather(*(limiter.ahit(f"k{i % 1000}") for i in range(n)))
+
+    asyncio.run(main(10))  # the library's threads start with its first network call
+    before = _threads()
+    decisions = asyncio.run(main(100_000))
+    assert _threads() == before
+    assert sum(d.allowed for d in decisions) == 100_000  # 100 per key, well within 50,000
+    assert sum(d.allowed for d in asyncio.run(main(10_000))) == 10_000 - 0
+    assert _threads() == before

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
-from typing import Optional, Union
+from typing import Iterable, List, Optional, Union
 
 from . import _native
 from ._native import Decision, Store
@@ -33,8 +33,8 @@ def open_store(url: str) -> Store:
 class Limiter(_native.Limiter):
     """Applies ``policy`` (``"100/minute"``, ``"10/second; 1000/hour"``) to keys through ``store``.
 
-    ``hit``, ``allow``, ``peek``, ``reset`` and ``hit_many`` run in the core with the GIL released; ``ahit`` is their
-    asyncio form. A key is a ``str`` (UTF-8) or ``bytes`` of 1 to 4096 bytes.
+    ``hit``, ``allow``, ``peek``, ``reset`` and ``hit_many`` run in the core with the GIL released while they wait;
+    ``ahit``, ``apeek``, ``areset`` and ``ahit_many`` are their asyncio forms. A key is a ``str`` (UTF-8) or ``bytes`` of 1 to 4096 bytes.
     """
 
     def __init__(
@@ -62,20 +62,39 @@ class Limiter(_native.Limiter):
         )
 
     async def ahit(self, key: Key, cost: int = 1) -> Decision:
-        """``hit`` for asyncio: a network store's call runs on the core's thread pool, so the event loop never
-        waits on it; the memory store answers at once (it never waits on I/O)."""
+        """``hit`` for asyncio: the event loop never waits on the store (see ``docs/python.md``)."""
         if self.store.in_process:
             return self.hit(key, cost)
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[Decision] = loop.create_future()
+        future: "asyncio.Future[Decision]" = loop.create_future()
+        _completions(loop).hit(self, key, cost, future)
+        return await future
 
-        def done(decision: Optional[Decision], error: Optional[BaseException]) -> None:
-            try:
-                loop.call_soon_threadsafe(_settle, future, decision, error)
-            except RuntimeError:  # the loop was closed while the call was in flight: nobody is waiting
-                pass
+    async def apeek(self, key: Key, cost: int = 1) -> Decision:
+        """``peek`` for asyncio."""
+        if self.store.in_process:
+            return self.peek(key, cost)
+        loop = asyncio.get_running_loop()
+        future: "asyncio.Future[Decision]" = loop.create_future()
+        _completions(loop).peek(self, key, cost, future)
+        return await future
 
-        self.hit_async(key, cost, done)
+    async def areset(self, key: Key) -> None:
+        """``reset`` for asyncio."""
+        if self.store.in_process:
+            return self.reset(key)
+        loop = asyncio.get_running_loop()
+        future: "asyncio.Future[None]" = loop.create_future()
+        _completions(loop).reset(self, key, future)
+        await future
+
+    async def ahit_many(self, keys: Iterable[Key], cost: int = 1) -> List[Decision]:
+        """``hit_many`` for asyncio: one round trip (one pipeline per node) for all the keys."""
+        if self.store.in_process:
+            return self.hit_many(keys, cost)
+        loop = asyncio.get_running_loop()
+        future: "asyncio.Future[List[Decision]]" = loop.create_future()
+        _completions(loop).hit_many(self, keys, cost, future)
         return await future
 
     def __repr__(self) -> str:
@@ -83,11 +102,14 @@ class Limiter(_native.Limiter):
         return f"Limiter({policy!r}, store={self.store!r}, algorithm={self.algorithm!r}, prefix={self.prefix!r})"
 
 
-def _settle(future: "asyncio.Future[Decision]", decision: Optional[Decision], error: Optional[BaseException]) -> None:
-    if future.done():  # cancelled while the call was in flight
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        assert decision is not None
-        future.set_result(decision)
+# One Completions per event loop: its eventfd is the loop's reader for every asynchronous call made on it.
+_loops: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _native.Completions]" = weakref.WeakKeyDictionary()
+
+
+def _completions(loop: asyncio.AbstractEventLoop) -> _native.Completions:
+    completions = _loops.get(loop)
+    if completions is None:
+        completions = _native.Completions()
+        loop.add_reader(completions.fileno(), completions.drain)
+        _loops[loop] = completions
+    return completions

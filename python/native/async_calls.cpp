@@ -1,0 +1,185 @@
+// The asyncio side of the core's asynchronous calls. Each event loop has one Completions: a call hands the core a
+// callback (Completion::any_thread) that runs on the core's I/O thread, never takes the GIL, and only queues the
+// answer and wakes the loop through an eventfd; the loop's reader (drain) then settles the futures on the loop's
+// thread. So a call in flight costs a queue entry and a future — no thread, no GIL hand-off on the I/O thread.
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "errors.hpp"
+
+namespace ratewarden::python {
+namespace {
+
+enum class Kind { decision, decisions, none };
+
+// One answer waiting for the loop. `future` is a strong reference taken with the GIL, dropped in drain().
+struct Answer {
+  PyObject* future;
+  Kind kind;
+  Decision decision;
+  std::vector<Decision> decisions;
+  std::optional<ErrorCode> code;
+  std::string message;
+};
+
+// What the I/O thread touches; it outlives the Completions while answers are still on their way.
+struct Queue {
+  std::mutex mu;
+  std::vector<Answer> answers;
+  int fd = -1;
+  ~Queue() {
+    if (fd >= 0) ::close(fd);
+  }
+  void push(Answer answer) {
+    bool wake;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      wake = answers.empty();
+      answers.push_back(std::move(answer));
+    }
+    if (wake) {
+      const uint64_t one = 1;
+      ssize_t n = ::write(fd, &one, sizeof one);
+      (void)n;  // the eventfd is already readable if this fails
+    }
+  }
+};
+
+class Completions {
+ public:
+  Completions() : queue_(std::make_shared<Queue>()) {
+    queue_->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (queue_->fd < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+  }
+  // With the GIL (the loop's reader is gone): answers that arrive later keep their future forever — a loop closed
+  // with calls in flight.
+  ~Completions() { settle(); }
+
+  int fileno() const { return queue_->fd; }
+
+  void hit(Limiter& limiter, py::handle key, py::handle cost, py::object future) {
+    const std::string_view k = key_view(key);
+    const int64_t c = to_int64(cost, "cost");
+    limiter.hit_async(k, c, decision_callback(future), Completion::any_thread);
+    future.release();
+  }
+
+  void peek(Limiter& limiter, py::handle key, py::handle cost, py::object future) {
+    const std::string_view k = key_view(key);
+    const int64_t c = to_int64(cost, "cost");
+    limiter.peek_async(k, c, decision_callback(future), Completion::any_thread);
+    future.release();
+  }
+
+  void reset(Limiter& limiter, py::handle key, py::object future) {
+    const std::string_view k = key_view(key);
+    std::shared_ptr<Queue> queue = queue_;
+    PyObject* f = future.ptr();
+    limiter.reset_async(
+        k,
+        [queue, f](const Error* e) {
+          Answer a{f, Kind::none, {}, {}, {}, {}};
+          if (e != nullptr) a.code = e->code(), a.message = e->what();
+          queue->push(std::move(a));
+        },
+        Completion::any_thread);
+    future.release();
+  }
+
+  void hit_many(Limiter& limiter, const std::vector<std::string>& keys, py::handle cost, py::object future) {
+    const int64_t c = to_int64(cost, "cost");
+    const std::vector<std::string_view> views(keys.begin(), keys.end());
+    std::shared_ptr<Queue> queue = queue_;
+    PyObject* f = future.ptr();
+    limiter.hit_many_async(
+        views, c,
+        [queue, f](const std::vector<Decision>* d, const Error* e) {
+          Answer a{f, Kind::decisions, {}, {}, {}, {}};
+          if (d != nullptr) a.decisions = *d;
+          if (e != nullptr) a.code = e->code(), a.message = e->what();
+          queue->push(std::move(a));
+        },
+        Completion::any_thread);
+    future.release();
+  }
+
+  // The loop's reader: settles every answer that arrived. A cancelled future is left as it is.
+  void drain() {
+    uint64_t count;
+    ssize_t n = ::read(queue_->fd, &count, sizeof count);
+    (void)n;
+    settle();
+  }
+
+ private:
+  DecisionCallback decision_callback(const py::object& future) {
+    std::shared_ptr<Queue> queue = queue_;
+    PyObject* f = future.ptr();
+    return [queue, f](const Decision* d, const Error* e) {
+      Answer a{f, Kind::decision, {}, {}, {}, {}};
+      if (d != nullptr) a.decision = *d;
+      if (e != nullptr) a.code = e->code(), a.message = e->what();
+      queue->push(std::move(a));
+    };
+  }
+
+  void settle() {
+    std::vector<Answer> answers;
+    {
+      std::lock_guard<std::mutex> lock(queue_->mu);
+      answers.swap(queue_->answers);
+    }
+    for (Answer& a : answers) {
+      py::object future = py::reinterpret_steal<py::object>(a.future);
+      try {
+        if (future.attr("done")().cast<bool>()) continue;
+        if (a.code) {
+          future.attr("set_exception")(to_python_error(Error(*a.code, a.message)));
+        } else if (a.kind == Kind::decision) {
+          future.attr("set_result")(a.decision);
+        } else if (a.kind == Kind::decisions) {
+          future.attr("set_result")(a.decisions);
+        } else {
+          future.attr("set_result")(py::none());
+        }
+      } catch (py::error_already_set& e) {
+        e.discard_as_unraisable("ratewarden: settling an asynchronous call");
+      }
+    }
+  }
+
+  std::shared_ptr<Queue> queue_;
+};
+
+}  // namespace
+
+void bind_async(py::module_& m) {
+  py::class_<Completions>(m, "Completions",
+                          "The answers of one event loop's asynchronous calls (ratewarden.Limiter.ahit & co).")
+      .def(py::init<>())
+      .def("fileno", &Completions::fileno)
+      .def("drain", &Completions::drain)
+      .def("hit", &Completions::hit, py::arg("limiter"), py::arg("key"), py::arg("cost"), py::arg("future"))
+      .def("peek", &Completions::peek, py::arg("limiter"), py::arg("key"), py::arg("cost"), py::arg("future"))
+      .def("reset", &Completions::reset, py::arg("limiter"), py::arg("key"), py::arg("future"))
+      .def(
+          "hit_many",
+          [](Completions& self, Limiter& limiter, py::handle keys, py::handle cost, py::object future) {
+            self.hit_many(limiter, copy_keys(keys), cost, std::move(future));
+          },
+          py::arg("limiter"), py::arg("keys"), py::arg("cost"), py::arg("future"));
+}
+
+}  // namespace ratewarden::python
