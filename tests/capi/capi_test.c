@@ -395,12 +395,9 @@ int main(void) {
   test_errmsg_reuse();
   test_operations("memory://", "rw");
 
-  const int port = free_port();
-  const pid_t redis = start_redis(port);
-  char url[64];
-  snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
-  test_operations(url, "capi");
-  test_store_failures(port);
+  struct redis_server *redis = start_redis("");
+  test_operations(redis->url, "capi");
+  test_store_failures(redis->port);
   stop_redis(redis);
 
   printf("%d passed, 0 failed\n", atomic_load(&checks));

@@ -98,11 +98,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   int steps = 0, failures = run_all(argv[1], "memory://", &steps);
-  const int port = free_port();
-  const pid_t redis = start_redis(port);
-  char url[64];
-  snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
-  failures += run_all(argv[1], url, &steps);
+  struct redis_server *redis = start_redis("");
+  failures += run_all(argv[1], redis->url, &steps);
   stop_redis(redis);
   printf("%d passed, %d failed\n", steps - failures, failures);
   return failures == 0 ? 0 : 1;

@@ -3,18 +3,19 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-static void require(int ok, const char *what) {
+extern char **environ;
+
+static void require(int ok, const char *what, const char *detail) {
   if (!ok) {
-    fprintf(stderr, "redis_process: %s\n", what);
+    fprintf(stderr, "redis_process: %s%s\n", what, detail);
     exit(1);
   }
 }
@@ -25,40 +26,90 @@ int free_port(void) {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof addr;
-  require(bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0, "bind");
-  require(getsockname(fd, (struct sockaddr *)&addr, &len) == 0, "getsockname");
+  require(bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0, "bind", "");
+  require(getsockname(fd, (struct sockaddr *)&addr, &len) == 0, "getsockname", "");
   close(fd);
   return ntohs(addr.sin_port);
 }
 
-static int can_connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in addr = {0};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons((uint16_t)port);
-  int ok = connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0;
-  close(fd);
-  return ok;
+/* One JSON line from the launcher (its replies are short, its ready line a few hundred bytes). */
+static void receive(struct redis_server *s, char *line, size_t size) {
+  size_t n = 0;
+  char c;
+  while (read(s->launcher_fd, &c, 1) == 1 && c != '\n')
+    if (n + 1 < size) line[n++] = c;
+  line[n] = '\0';
+  require(n > 0, "launch.py exited (see its error above)", "");
+  require(strstr(line, "\"ok\": true") != NULL, "launch.py: ", line);
 }
 
-pid_t start_redis(int port) {
-  char port_s[16];
-  snprintf(port_s, sizeof port_s, "%d", port);
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive this test, whatever ends it */
-    if (freopen("/dev/null", "w", stdout) == NULL || freopen("/dev/null", "w", stderr) == NULL) _exit(126);
-    execlp("redis-server", "redis-server", "--port", port_s, "--bind", "127.0.0.1", "--save", "", "--appendonly",
-           "no", "--enable-debug-command", "yes", (char *)NULL);
-    _exit(127);
+/* The value of `"key": ` at or after `from` in the launcher's JSON: a string (its paths need no escapes), a number or
+ * null (""). */
+static void field(const char *json, const char *from, const char *key, char *out) {
+  char pattern[64];
+  snprintf(pattern, sizeof pattern, "\"%s\": ", key);
+  const char *start = strstr(json, from);
+  start = start ? strstr(start, pattern) : NULL;
+  require(start != NULL, "no field in the launcher's reply: ", key);
+  start += strlen(pattern);
+  size_t n = *start == '"' ? strcspn(++start, "\"") : strcspn(start, ",}");
+  if (strncmp(start, "null", 4) == 0) n = 0;
+  snprintf(out, RW_TEST_TEXT, "%.*s", (int)n, start);
+}
+
+struct redis_server *start_redis(const char *flags) {
+  struct redis_server *s = calloc(1, sizeof *s);
+  char words[1024], *argv[64] = {"python3", RATEWARDEN_LAUNCHER};
+  int argc = 2;
+  snprintf(words, sizeof words, "%s", flags);
+  for (char *w = strtok(words, " "); w && argc < 63; w = strtok(NULL, " ")) argv[argc++] = w;
+  int fds[2];
+  require(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0, "socketpair", "");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  const int spawned = posix_spawnp(&s->launcher, "python3", &actions, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  require(spawned == 0, "cannot run python3 ", RATEWARDEN_LAUNCHER);
+  s->launcher_fd = fds[0];
+
+  char ready[8192], number[RW_TEST_TEXT];
+  receive(s, ready, sizeof ready);
+  const char *node = "\"nodes\":";
+  field(ready, node, "pid", number);
+  s->pid = (pid_t)atol(number);
+  field(ready, node, "port", number);
+  s->port = atoi(number);
+  field(ready, node, "tls_port", number);
+  s->tls_port = atoi(number);
+  field(ready, node, "dir", s->dir);
+  field(ready, node, "unix", s->unix_path);
+  field(ready, node, "url", s->url);
+  field(ready, node, "tls_url", s->tls_url);
+  field(ready, node, "unix_url", s->unix_url);
+  if (s->tls_port) {
+    field(ready, "\"tls\":", "ca", s->ca);
+    field(ready, "\"tls\":", "cert", s->cert);
+    field(ready, "\"tls\":", "key", s->key);
+    field(ready, "\"tls\":", "wrong_ca", s->wrong_ca);
   }
-  for (int i = 0; i < 500 && !can_connect(port); ++i) nanosleep(&(struct timespec){0, 10000000}, NULL);
-  require(can_connect(port), "redis-server did not start (scripts/setup.sh installs it)");
-  return pid;
+  return s;
 }
 
-void stop_redis(pid_t pid) {
-  kill(pid, SIGKILL);
-  waitpid(pid, NULL, 0);
+void redis_control(struct redis_server *s, const char *verb) {
+  char line[RW_TEST_TEXT], pid[RW_TEST_TEXT];
+  const int n = snprintf(line, sizeof line, "%s 0\n", verb);
+  /* MSG_NOSIGNAL: a launcher that died is an error here, never a SIGPIPE. */
+  require(send(s->launcher_fd, line, (size_t)n, MSG_NOSIGNAL) == n, "launch.py is gone", "");
+  receive(s, line, sizeof line);
+  field(line, "", "pid", pid);
+  s->pid = (pid_t)atol(pid);
+}
+
+void stop_redis(struct redis_server *s) {
+  close(s->launcher_fd); /* end of its stdin: it kills the server and removes its directory, then exits */
+  waitpid(s->launcher, NULL, 0);
+  free(s);
 }

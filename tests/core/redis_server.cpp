@@ -2,19 +2,121 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <sys/prctl.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <cstdlib>
+#include <cerrno>
 #include <stdexcept>
-#include <thread>
+
+#include <hiredis/hiredis.h>
+#include <nlohmann/json.hpp>
+
+extern char** environ;
 
 namespace ratewarden::testing {
+
+using nlohmann::json;
+
+// One launch.py process, talked to over a socket pair that is its stdin and stdout: when our end closes (this object
+// dies, or this process does) it kills its servers and removes their directories.
+class Launcher {
+ public:
+  explicit Launcher(const std::vector<std::string>& flags) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) throw std::runtime_error("socketpair failed");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    std::vector<std::string> argv = {"python3", RATEWARDEN_LAUNCHER};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    const int spawned = ::posix_spawnp(&pid_, "python3", &actions, nullptr, cargv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(fds[1]);
+    fd_ = fds[0];
+    if (spawned != 0) {
+      ::close(fd_);
+      throw std::runtime_error("cannot run python3 " RATEWARDEN_LAUNCHER);
+    }
+    try {
+      ready_ = receive();
+    } catch (...) {
+      finish();
+      throw;
+    }
+    if (!ready_.value("ok", false)) {
+      finish();
+      throw std::runtime_error("launch.py: " + ready_.value("error", std::string("failed")));
+    }
+  }
+  ~Launcher() { finish(); }
+  Launcher(const Launcher&) = delete;
+  Launcher& operator=(const Launcher&) = delete;
+
+  const json& ready() const { return ready_; }
+
+  // One command line ("kill 0"); returns its reply, throws unless it is ok.
+  json send(const std::string& command) {
+    const std::string line = command + "\n";
+    // MSG_NOSIGNAL: a launcher that died is an error here, never a SIGPIPE.
+    if (::send(fd_, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size()))
+      throw std::runtime_error("launch.py is gone");
+    json reply = receive();
+    if (!reply.value("ok", false)) throw std::runtime_error("launch.py " + command + ": " + reply.value("error", ""));
+    return reply;
+  }
+
+ private:
+  json receive() {
+    size_t end;
+    while ((end = buffer_.find('\n')) == std::string::npos) {
+      char chunk[4096];
+      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw std::runtime_error("launch.py exited (see its error above)");
+      buffer_.append(chunk, static_cast<size_t>(n));
+    }
+    json reply = json::parse(buffer_.substr(0, end));
+    buffer_.erase(0, end + 1);
+    return reply;
+  }
+
+  // End of its stdin: it kills the servers and removes their directories, then exits.
+  void finish() {
+    ::close(fd_);
+    ::waitpid(pid_, nullptr, 0);
+  }
+
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  std::string buffer_;
+  json ready_;
+};
+
 namespace {
+
+std::string text(const json& v) { return v.is_null() ? std::string() : v.get<std::string>(); }
+
+const std::string& required(const std::string& value, const char* listener) {
+  if (value.empty()) throw std::logic_error(std::string("this test server has no ") + listener);
+  return value;
+}
+
+// launch.py's command line: its flags, then the redis-server arguments after "--".
+std::vector<std::string> launch_flags(const ServerOptions& options, const std::vector<std::string>& redis_args = {}) {
+  std::vector<std::string> flags;
+  if (options.tls_only) flags.push_back("--tls-only");
+  else if (options.tls) flags.push_back("--tls");
+  if (options.unix_socket) flags.push_back("--unix");
+  if (!redis_args.empty()) flags.push_back("--");
+  flags.insert(flags.end(), redis_args.begin(), redis_args.end());
+  return flags;
+}
 
 std::string reply_text(const redisReply* r) {
   switch (r->type) {
@@ -31,17 +133,6 @@ std::string reply_text(const redisReply* r) {
 
 }  // namespace
 
-bool port_is_free(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return free;
-}
-
 int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -56,67 +147,38 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
-RedisServer::RedisServer(std::vector<std::string> args, bool cluster_node) : args_(std::move(args)) {
-  char tmpl[] = "/tmp/ratewarden-redis-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-  dir_ = tmpl;
-  // Another process may take the free port first: then redis-server exits and we try another.
-  for (int attempt = 0;; ++attempt) {
-    port_ = free_port();
-    // The cluster bus listens on port + 10000: pick ports low enough, with the bus port free too.
-    while (cluster_node && (port_ > 55000 || !port_is_free(port_ + 10000))) port_ = 20000 + std::rand() % 30000;
-    try {
-      start();
-      return;
-    } catch (const std::runtime_error&) {
-      if (attempt == 4) throw;
-    }
-  }
+RedisNode::RedisNode(std::shared_ptr<Launcher> launcher, size_t index)
+    : launcher_(std::move(launcher)), index_(index) {
+  const json& node = launcher_->ready()["nodes"][index];
+  port_ = node["port"].is_null() ? 0 : node["port"].get<int>();
+  tls_port_ = node["tls_port"].is_null() ? 0 : node["tls_port"].get<int>();
+  unix_path_ = text(node["unix"]);
+  dir_ = text(node["dir"]);
+  url_ = text(node["url"]);
+  tls_url_ = text(node["tls_url"]);
+  unix_url_ = text(node["unix_url"]);
+  pid_ = node["pid"].get<pid_t>();
+  if (const json& tls = launcher_->ready()["tls"]; !tls.is_null())
+    tls_ = {text(tls["ca"]), text(tls["cert"]), text(tls["key"]), text(tls["wrong_ca"])};
 }
 
-RedisServer::~RedisServer() {
-  kill();
-  std::system(("rm -rf " + dir_).c_str());
+std::string RedisNode::url() const { return required(url_, "plain port"); }
+std::string RedisNode::tls_url() const { return required(tls_url_, "TLS port"); }
+std::string RedisNode::unix_url() const { return required(unix_url_, "Unix socket"); }
+
+void RedisNode::control(const std::string& verb) {
+  const json reply = launcher_->send(verb + " " + std::to_string(index_));
+  pid_ = reply["pid"].is_null() ? -1 : reply["pid"].get<pid_t>();
 }
 
-void RedisServer::start() {
-  std::vector<std::string> argv = {"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                                   "--save", "", "--appendonly", "no", "--dir", dir_, "--enable-debug-command", "yes"};
-  argv.insert(argv.end(), args_.begin(), args_.end());
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a crashed test
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    ::freopen("/dev/null", "w", stdout);
-    ::execvp("redis-server", cargv.data());
-    ::_exit(127);
-  }
-  for (int i = 0; i < 500; ++i) {
-    redisContext* c = redisConnect("127.0.0.1", port_);
-    bool up = c != nullptr && !c->err;
-    if (c) redisFree(c);
-    if (up) return;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      throw std::runtime_error("redis-server exited at start (is it installed? scripts/setup.sh installs it)");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  throw std::runtime_error("redis-server did not start on port " + std::to_string(port_));
-}
+void RedisNode::start() { control("start"); }
+void RedisNode::kill() { control("kill"); }
+void RedisNode::stop() { control("stop"); }
+void RedisNode::cont() { control("cont"); }
 
-void RedisServer::kill() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
-  pid_ = -1;
-}
-
-std::string RedisServer::command(const std::vector<std::string>& args, const std::string& password) const {
-  redisContext* c = redisConnect("127.0.0.1", port_);
+std::string RedisNode::command(const std::vector<std::string>& args, const std::string& password) const {
+  redisContext* c = port_ ? redisConnect("127.0.0.1", port_)
+                          : redisConnectUnix(required(unix_path_, "plain port or Unix socket").c_str());
   if (c == nullptr || c->err) {
     if (c) redisFree(c);
     throw std::runtime_error("cannot connect to the test redis-server");
@@ -141,41 +203,29 @@ std::string RedisServer::command(const std::vector<std::string>& args, const std
   return out;
 }
 
-RedisCluster::RedisCluster() {
-  const std::vector<std::string> args = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                                         "--cluster-node-timeout", "2000",
-                                         // The other masters keep serving their slots when one is down.
-                                         "--cluster-require-full-coverage", "no"};
-  std::string create = "redis-cli --cluster create";
-  for (int i = 0; i < 3; ++i) {
-    nodes_.push_back(std::make_unique<RedisServer>(args, true));
-    create += " 127.0.0.1:" + std::to_string(nodes_.back()->port());
-  }
-  create += " --cluster-replicas 0 --cluster-yes >/dev/null 2>&1";
-  if (std::system(create.c_str()) != 0) throw std::runtime_error("redis-cli --cluster create failed");
-  for (int i = 0; i < 1000; ++i) {
-    bool ok = true;
-    for (auto& n : nodes_) ok = ok && n->command({"CLUSTER", "INFO"}).find("cluster_state:ok") != std::string::npos;
-    if (ok) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  throw std::runtime_error("the test cluster never reached cluster_state:ok");
+RedisServer::RedisServer(std::vector<std::string> args, ServerOptions options)
+    : RedisNode(std::make_shared<Launcher>(launch_flags(options, args)), 0) {}
+
+RedisCluster::RedisCluster(ServerOptions options) {
+  std::vector<std::string> flags = launch_flags(options);
+  flags.insert(flags.end(), {"--cluster", "3"});
+  launcher_ = std::make_shared<Launcher>(flags);
+  for (size_t i = 0; i < 3; ++i) nodes_.emplace_back(launcher_, i);
+  url_ = text(launcher_->ready()["cluster"]["url"]);
+  tls_url_ = text(launcher_->ready()["cluster"]["tls_url"]);
 }
 
-std::string RedisCluster::url() const {
-  std::string hosts;
-  for (const auto& n : nodes_) hosts += (hosts.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(n->port());
-  return "redis+cluster://" + hosts;
-}
+std::string RedisCluster::url() const { return required(url_, "plain ports"); }
+std::string RedisCluster::tls_url() const { return required(tls_url_, "TLS ports"); }
 
-std::string RedisCluster::node_id(size_t i) const { return nodes_[i]->command({"CLUSTER", "MYID"}); }
+std::string RedisCluster::node_id(size_t i) const { return nodes_[i].command({"CLUSTER", "MYID"}); }
 
 // Only the master owning the key's slot answers for it; the others reply MOVED (an error).
 size_t RedisCluster::master_of(const std::string& key) const {
   for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (!nodes_[i]->running()) continue;
+    if (!nodes_[i].running()) continue;
     try {
-      nodes_[i]->command({"EXISTS", key});
+      nodes_[i].command({"EXISTS", key});
       return i;
     } catch (const std::runtime_error&) {
     }

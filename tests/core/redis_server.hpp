@@ -1,4 +1,5 @@
-// Real redis-server processes for the tests: started on a free loopback port in a fresh directory, stopped by PID.
+// Real redis-server processes for the tests, started by tests/servers/launch.py. The launcher is their parent: it
+// SIGKILLs them and removes their directories when its stdin closes, so they die with this process however it ends.
 #pragma once
 
 #include <sys/types.h>
@@ -7,51 +8,87 @@
 #include <string>
 #include <vector>
 
-#include <hiredis/hiredis.h>
-
 namespace ratewarden::testing {
 
-class RedisServer {
- public:
-  // Extra redis-server arguments, e.g. {"--requirepass", "secret"}. A cluster node also needs port + 10000 free
-  // (its cluster bus).
-  explicit RedisServer(std::vector<std::string> args = {}, bool cluster_node = false);
-  ~RedisServer();
-  RedisServer(const RedisServer&) = delete;
-  RedisServer& operator=(const RedisServer&) = delete;
+// What a server listens on besides its plain loopback port.
+struct ServerOptions {
+  bool tls = false;          // a TLS port too: a throwaway CA signs the server's certificate
+  bool tls_only = false;     // a TLS port and no plain port
+  bool unix_socket = false;  // a Unix socket too
+};
 
-  int port() const { return port_; }
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
-  void start();  // on the same port as before; waits until it answers PING
+// The certificates of a TLS launch: the CA of the servers' certificates, a client certificate and key it signed, and
+// an unrelated CA that must fail to verify the servers.
+struct TlsFiles {
+  std::string ca, cert, key, wrong_ca;
+};
+
+class Launcher;  // one launch.py process
+
+// One redis-server: a RedisServer, or a node of a RedisCluster.
+class RedisNode {
+ public:
+  RedisNode(std::shared_ptr<Launcher> launcher, size_t index);
+
+  int port() const { return port_; }          // 0 when TLS only
+  int tls_port() const { return tls_port_; }  // 0 without TLS
+  const std::string& unix_path() const { return unix_path_; }
+  const std::string& dir() const { return dir_; }  // its working directory, removed with it
+  const TlsFiles& tls() const { return tls_; }
+  pid_t pid() const { return pid_; }  // -1 while killed
+  // The URL forms of each listener; each throws when the server has no such listener.
+  std::string url() const;       // redis://127.0.0.1:P
+  std::string tls_url() const;   // rediss://127.0.0.1:TP?tls_ca=CA
+  std::string unix_url() const;  // redis+unix://PATH
+
+  void start();  // after kill(): on the same port(s) and socket; waits until it answers PING
   void kill();   // SIGKILL: the abrupt death of a server
+  void stop();   // SIGSTOP: a server that hangs
+  void cont();   // SIGCONT
   bool running() const { return pid_ > 0; }
 
-  // An admin command on a fresh connection; returns the reply as text (arrays joined by '\n'). Throws on failure.
+  // An admin command on a fresh connection (plain port, else Unix socket); returns the reply as text (arrays joined
+  // by '\n'). Throws on failure.
   std::string command(const std::vector<std::string>& args, const std::string& password = "") const;
 
  private:
-  std::vector<std::string> args_;
-  std::string dir_;
-  int port_ = 0;
+  void control(const std::string& verb);
+
+  std::shared_ptr<Launcher> launcher_;
+  size_t index_;
+  int port_ = 0, tls_port_ = 0;
+  std::string unix_path_, dir_, url_, tls_url_, unix_url_;
+  TlsFiles tls_;
   pid_t pid_ = -1;
+};
+
+// One server on free loopback ports in a fresh directory. `args` are extra redis-server arguments, e.g.
+// {"--requirepass", "secret"}.
+class RedisServer : public RedisNode {
+ public:
+  explicit RedisServer(std::vector<std::string> args = {}, ServerOptions options = {});
 };
 
 // A loopback TCP port nobody listens on right now.
 int free_port();
 
-// Three masters on loopback in fresh directories, joined by `redis-cli --cluster create`; stopped on destruction.
+// Three masters joined by `redis-cli --cluster create`, every node agreeing on the slot map; stopped on destruction.
 class RedisCluster {
  public:
-  RedisCluster();
-  std::string url() const;  // redis+cluster://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
-  RedisServer& node(size_t i) { return *nodes_[i]; }
+  explicit RedisCluster(ServerOptions options = {});
+  std::string url() const;      // redis+cluster://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
+  std::string tls_url() const;  // rediss+cluster://127.0.0.1:TP1,...?tls_ca=CA
+  RedisNode& node(size_t i) { return nodes_[i]; }
   size_t size() const { return nodes_.size(); }
+  const TlsFiles& tls() const { return nodes_[0].tls(); }
   // The index of the master serving `key`'s slot, and each master's node id.
   size_t master_of(const std::string& key) const;
   std::string node_id(size_t i) const;
 
  private:
-  std::vector<std::unique_ptr<RedisServer>> nodes_;
+  std::shared_ptr<Launcher> launcher_;
+  std::vector<RedisNode> nodes_;
+  std::string url_, tls_url_;
 };
 
 }  // namespace ratewarden::testing

@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""The test servers of every suite: starts redis-server processes, stays their parent, and never leaks one.
+
+    launch.py [--tls | --tls-only] [--unix] [--cluster N] [-- REDIS-SERVER-ARGS...]
+
+Prints one JSON line when everything is ready (see ready() below), or {"ok": false, "error": ...} and exits. Then
+reads commands from stdin, one a line, each answered by one JSON line ({"ok": true, "pid": P} or
+{"ok": false, "error": ...}):
+    kill I   SIGKILL node I           start I  restart it on the same port(s) and socket, wait for PING
+    stop I   SIGSTOP node I           cont I   SIGCONT node I
+    quit     kill every node and remove the directories, then answer
+End of stdin -- the test process exited, crashed or was killed -- does what quit does. The servers also die with
+the launcher itself: they are started with PR_SET_PDEATHSIG.
+Standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+HOST = "127.0.0.1"
+START_ATTEMPTS = 5  # a free port may be taken by another process before redis-server binds it
+PR_SET_PDEATHSIG = 1
+LIBC = ctypes.CDLL(None)  # loaded here: a child between fork and exec should not dlopen
+
+
+class Failure(Exception):
+    pass
+
+
+class RedisError(Exception):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def die_with_launcher(launcher: int) -> None:
+    """In the child between fork and exec: SIGKILL when the launcher dies, even if it died already."""
+    LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != launcher:
+        os._exit(1)
+
+
+def make_certificates(directory: Path) -> Dict[str, str]:
+    """A throwaway CA, a server certificate it signs (localhost, 127.0.0.1), a client certificate it signs, and an
+    unrelated self-signed CA for the tests of a wrong certificate."""
+    directory.mkdir()
+    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"]
+
+    def openssl(*args: str) -> None:
+        done = subprocess.run(["openssl", *args], cwd=directory, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise Failure(f"openssl {args[0]}: {done.stderr.strip()}")
+
+    for name in ("ca", "wrong-ca"):
+        openssl("req", "-x509", *key, "-keyout", f"{name}.key", "-out", f"{name}.crt", "-subj", f"/CN=ratewarden {name}",
+                "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    extensions = {
+        # Cluster nodes also present the server certificate as clients of each other: clientAuth too.
+        "server": "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n",
+        "client": "extendedKeyUsage=clientAuth\n",
+    }
+    for name, ext in extensions.items():
+        (directory / f"{name}.ext").write_text("basicConstraints=CA:FALSE\n" + ext)
+        openssl("req", *key, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN=ratewarden {name}")
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.crt")
+    return {"ca": str(directory / "ca.crt"), "cert": str(directory / "client.crt"),
+            "key": str(directory / "client.key"), "wrong_ca": str(directory / "wrong-ca.crt"),
+            "server_cert": str(directory / "server.crt"), "server_key": str(directory / "server.key")}
+
+
+def call(node: "Node", *args: str, timeout: float = 2.0) -> Any:
+    """One command on a fresh connection (plain port, else TLS, else Unix socket); returns the decoded reply."""
+    if node.port:
+        sock = socket.create_connection((HOST, node.port), timeout)
+    elif node.tls_port:
+        assert node.tls is not None
+        context = ssl.create_default_context(cafile=node.tls["ca"])
+        context.load_cert_chain(node.tls["cert"], node.tls["key"])
+        sock = context.wrap_socket(socket.create_connection((HOST, node.tls_port), timeout), server_hostname=HOST)
+    else:
+        sock = socket.socket(socket.AF_UNIX)
+        sock.settimeout(timeout)
+        sock.connect(str(node.unix))
+    with sock, sock.makefile("rb") as reader:
+        sock.sendall(b"".join([f"*{len(args)}\r\n".encode()] +
+                              [f"${len(a.encode())}\r\n{a}\r\n".encode() for a in args]))
+        return read_reply(reader)
+
+
+def read_reply(reader: Any) -> Any:
+    line = reader.readline()
+    if not line.endswith(b"\r\n"):
+        raise ConnectionError("connection closed mid-reply")
+    kind, body = line[:1], line[1:-2].decode()
+    if kind == b"+":
+        return body
+    if kind == b"-":
+        raise RedisError(body)
+    if kind == b":":
+        return int(body)
+    if kind == b"$":
+        return None if int(body) < 0 else reader.read(int(body) + 2)[:-2].decode()
+    if kind == b"*":
+        return [read_reply(reader) for _ in range(int(body))]
+    raise ConnectionError(f"unexpected reply {line!r}")
+
+
+class Node:
+    """One redis-server: its directory, ports and socket stay the same across restarts."""
+
+    def __init__(self, index: int, root: Path, options: argparse.Namespace, tls: Optional[Dict[str, str]]) -> None:
+        self.index = index
+        self.dir = root / f"node{index}"
+        self.dir.mkdir()
+        self.options = options
+        self.tls = tls
+        self.unix = self.dir / "redis.sock" if options.unix else None
+        self.process: Optional[subprocess.Popen[bytes]] = None
+        self.pick_ports()
+
+    def pick_ports(self) -> None:
+        self.port = 0 if self.options.tls_only else free_port()
+        self.tls_port = free_port() if self.tls else 0
+        self.cluster_port = free_port() if self.options.cluster else 0
+
+    def argv(self) -> List[str]:
+        argv = ["redis-server", "--port", str(self.port), "--bind", HOST, "--dir", str(self.dir), "--save", "",
+                "--appendonly", "no", "--enable-debug-command", "yes"]
+        if self.tls:
+            argv += ["--tls-port", str(self.tls_port), "--tls-cert-file", self.tls["server_cert"], "--tls-key-file",
+                     self.tls["server_key"], "--tls-ca-cert-file", self.tls["ca"], "--tls-auth-clients", "optional"]
+        if self.unix:
+            argv += ["--unixsocket", str(self.unix), "--unixsocketperm", "700"]
+        if self.options.cluster:
+            argv += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
+                     "--cluster-port", str(self.cluster_port),
+                     # The other masters keep serving their slots while one is down.
+                     "--cluster-require-full-coverage", "no"]
+            if self.tls:
+                argv += ["--tls-cluster", "yes"]
+        return argv + self.options.redis_args
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self.process.pid if self.process else None
+
+    def launch(self) -> None:
+        """The first start: on other free ports if redis-server could not bind the ones picked."""
+        for attempt in range(START_ATTEMPTS):
+            try:
+                return self.start()
+            except Failure:
+                if attempt == START_ATTEMPTS - 1:
+                    raise
+                self.pick_ports()
+
+    def start(self) -> None:
+        if self.process:
+            raise Failure(f"node {self.index} is running")
+        launcher = os.getpid()
+        with open(self.dir / "redis.log", "ab") as log:
+            self.process = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                            preexec_fn=lambda: die_with_launcher(launcher))
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                call(self, "PING")
+                return
+            except RedisError:  # any reply (NOAUTH, LOADING) says it is up
+                return
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                log_tail = (self.dir / "redis.log").read_text(errors="replace").strip().splitlines()[-3:]
+                raise Failure(f"redis-server (node {self.index}) did not start: " + " | ".join(log_tail))
+            time.sleep(0.01)
+
+    def kill(self) -> None:
+        if self.process:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+    def signal(self, sig: int, wait_flag: int) -> None:
+        """SIGSTOP or SIGCONT, and wait until the kernel reports it done."""
+        if not self.process:
+            raise Failure(f"node {self.index} is not running")
+        os.kill(self.process.pid, sig)
+        os.waitpid(self.process.pid, wait_flag)
+
+    def urls(self) -> Dict[str, Optional[str]]:
+        assert self.tls is not None or not self.tls_port
+        return {
+            "url": f"redis://{HOST}:{self.port}" if self.port else None,
+            "tls_url": f"rediss://{HOST}:{self.tls_port}?tls_ca={self.tls['ca']}" if self.tls else None,
+            "unix_url": f"redis+unix://{self.unix}" if self.unix else None,
+        }
+
+
+def create_cluster(nodes: List[Node], tls: Optional[Dict[str, str]]) -> None:
+    """redis-cli --cluster create, then wait until every node says cluster_state:ok and agrees on the slot map."""
+    tls_args = ["--tls", "--cacert", tls["ca"], "--cert", tls["cert"], "--key", tls["key"]] if tls else []
+    seeds = [f"{HOST}:{n.tls_port if tls else n.port}" for n in nodes]
+    done = subprocess.run(["redis-cli", *tls_args, "--cluster", "create", *seeds, "--cluster-replicas", "0",
+                           "--cluster-yes"], stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise Failure("redis-cli --cluster create failed: " + (done.stdout + done.stderr).strip()[-500:])
+    deadline = time.monotonic() + 30
+    while not cluster_ready(nodes):
+        if time.monotonic() > deadline:
+            raise Failure("the cluster did not reach cluster_state:ok with one slot map on every node")
+        time.sleep(0.05)
+
+
+def cluster_ready(nodes: List[Node]) -> bool:
+    maps = []
+    try:
+        for node in nodes:
+            info = call(node, "CLUSTER", "INFO")
+            if "cluster_state:ok" not in info or f"cluster_known_nodes:{len(nodes)}\r" not in info:
+                return False
+            maps.append(sorted((first, last, owner[2]) for first, last, owner, *_ in call(node, "CLUSTER", "SLOTS")))
+    except (OSError, RedisError):
+        return False
+    return all(m == maps[0] for m in maps)
+
+
+def ready(root: Path, nodes: List[Node], tls: Optional[Dict[str, str]], clustered: bool) -> Dict[str, Any]:
+    cluster = None
+    if clustered:
+        hosts = ",".join(f"{HOST}:{n.port}" for n in nodes)
+        tls_hosts = ",".join(f"{HOST}:{n.tls_port}" for n in nodes)
+        cluster = {"url": f"redis+cluster://{hosts}" if nodes[0].port else None,
+                   "tls_url": f"rediss+cluster://{tls_hosts}?tls_ca={tls['ca']}" if tls else None}
+    return {
+        "ok": True,
+        "dir": str(root),
+        "nodes": [{"pid": n.pid, "dir": str(n.dir), "port": n.port or None, "tls_port": n.tls_port or None,
+                   "cluster_port": n.cluster_port or None, "unix": str(n.unix) if n.unix else None, **n.urls()}
+                  for n in nodes],
+        "cluster": cluster,
+        "tls": {k: tls[k] for k in ("ca", "cert", "key", "wrong_ca")} if tls else None,
+    }
+
+
+def handle(line: str, nodes: List[Node]) -> Dict[str, Any]:
+    try:
+        verb, index = line.split()
+        node = nodes[int(index)]
+    except (ValueError, IndexError):
+        return {"ok": False, "error": f"bad command {line.strip()!r}"}
+    try:
+        if verb == "kill":
+            node.kill()
+        elif verb == "start":
+            node.start()
+        elif verb == "stop":
+            node.signal(signal.SIGSTOP, os.WUNTRACED)
+        elif verb == "cont":
+            node.signal(signal.SIGCONT, os.WCONTINUED)
+        else:
+            return {"ok": False, "error": f"unknown command {verb!r}"}
+    except Failure as e:
+        return {"ok": False, "error": str(e)}
+    return {"ok": True, "pid": node.pid}
+
+
+def reply(message: Dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def parse_args() -> argparse.Namespace:
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tls", action="store_true", help="a TLS port too")
+    parser.add_argument("--tls-only", action="store_true", help="a TLS port and no plain port")
+    parser.add_argument("--unix", action="store_true", help="a Unix socket too")
+    parser.add_argument("--cluster", type=int, default=0, metavar="N", help="a cluster of N masters (N >= 3)")
+    options = parser.parse_args(argv[:split])
+    if options.cluster and options.cluster < 3:
+        parser.error("--cluster needs at least 3 masters")
+    options.tls = options.tls or options.tls_only
+    options.redis_args = argv[split + 1:]
+    return options
+
+
+def main() -> int:
+    # Whatever else the test process left open (pipes to its other children...) is not ours to hold open.
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+    options = parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # runs the clean-up below
+    root = Path(tempfile.mkdtemp(prefix="rw-servers-"))
+    nodes: List[Node] = []
+    quitting = False
+    try:
+        try:
+            tls = make_certificates(root / "tls") if options.tls else None
+            for index in range(options.cluster or 1):
+                nodes.append(Node(index, root, options, tls))
+                nodes[-1].launch()
+            if options.cluster:
+                create_cluster(nodes, tls)
+        except Failure as e:
+            reply({"ok": False, "error": str(e)})
+            return 1
+        reply(ready(root, nodes, tls, bool(options.cluster)))
+        for line in iter(sys.stdin.readline, ""):
+            if line.strip() == "quit":
+                quitting = True
+                break
+            reply(handle(line, nodes))
+    except BrokenPipeError:  # the test is gone: clean up quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    finally:
+        for node in nodes:
+            node.kill()
+        shutil.rmtree(root, ignore_errors=True)
+    if quitting:
+        reply({"ok": True})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
