@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -41,6 +43,63 @@ TEST_P(ClusterConformance, MatchesTheVectors) {
 INSTANTIATE_TEST_SUITE_P(Vectors, ClusterConformance, ::testing::ValuesIn(conformance_cases()),
                          conformance_case_name);
 
+// The same cases over TLS: a cluster whose nodes (and bus) speak TLS only, found from one seed.
+RedisCluster& tls_cluster() {
+  static RedisCluster c(ServerOptions{true, true, false});
+  return c;
+}
+
+class TlsClusterConformance : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(TlsClusterConformance, MatchesTheVectors) {
+  ManualClock clock;
+  run_conformance_case(GetParam(), open_store(tls_cluster().tls_url(), clock.clock()),
+                       [&](int64_t now) { clock.set(now); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, TlsClusterConformance, ::testing::ValuesIn(conformance_cases()),
+                         conformance_case_name);
+
+// The hang of the thread-pool design: 40 limiters with 200 calls each in flight, batches among them, and callbacks
+// that call back into the library synchronously. Every call settles, in seconds.
+TEST(ClusterAsync, ThousandsOfCallsInFlightAllSettle) {
+  auto store = cluster_store("?prefix=in-flight&timeout=5s");
+  std::vector<std::shared_ptr<Limiter>> limiters;
+  for (int i = 0; i < 40; ++i) limiters.push_back(std::make_shared<Limiter>(std::to_string(1000 + i) + "/minute", store));
+  std::mutex mu;
+  std::condition_variable cv;
+  int left = 40 * 200 + 40, errors = 0;
+  auto settle = [&](bool ok) {
+    std::lock_guard<std::mutex> lock(mu);
+    errors += ok ? 0 : 1;
+    if (--left == 0) cv.notify_all();
+  };
+  const auto start = std::chrono::steady_clock::now();
+  for (int round = 0; round < 200; ++round) {
+    for (int i = 0; i < 40; ++i) {
+      const std::shared_ptr<Limiter>& limiter = limiters[i];
+      const std::string key = "k" + std::to_string(round % 17);
+      limiter->hit_async(key, 1, [&, limiter, round](const Decision* d, const Error*) {
+        bool ok = d != nullptr;
+        if (round % 50 == 0) ok = ok && limiter->hit_many({"x", "y", "z"}).size() == 3;  // sync, from the callback
+        settle(ok);
+      });
+    }
+  }
+  for (int i = 0; i < 40; ++i) {
+    std::vector<std::string> keys;
+    for (int k = 0; k < 50; ++k) keys.push_back("batch" + std::to_string(k));
+    const std::vector<std::string_view> views(keys.begin(), keys.end());
+    limiters[i]->hit_many_async(views, 1, [&](const std::vector<Decision>* d, const Error*) {
+      settle(d != nullptr && d->size() == 50);
+    });
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return left == 0; })) << left << " calls never settled";
+  EXPECT_EQ(errors, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
 TEST(Cluster, KeysSpreadOverEveryMaster) {
   Limiter limiter("5/minute", cluster_store("?prefix=spread"));
   std::vector<std::string> keys;
@@ -74,7 +133,9 @@ TEST(Cluster, EveryPolicyOfAKeySharesOneSlot) {
 class ClusterAcrossProcesses : public ::testing::TestWithParam<Algorithm> {};
 
 TEST_P(ClusterAcrossProcesses, AdmitExactlyTheLimit) {
-  const std::string url = cluster().url() + "?pool=2&prefix=exact" + std::string(algorithm_name(GetParam()));
+  // 32 callers on one hot key: a sliding log of 1,000 entries costs the server ~2 ms a call, so calls queue.
+  const std::string url =
+      cluster().url() + "?pool=2&timeout=10s&prefix=exact" + std::string(algorithm_name(GetParam()));
   Limiter("1000/hour", open_store(url), with_algorithm(GetParam())).reset("hot");
   EXPECT_EQ(allowed_across_processes(url, "1000/hour", GetParam()), 1000);
 }
