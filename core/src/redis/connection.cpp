@@ -74,6 +74,7 @@ void RedisConnection::send(RedisRequest* request) {
 // The wire form of a request: its command, or EVAL with the script's body (after NOSCRIPT, or after ASKING, where a
 // NOSCRIPT retry would arrive without the ASKING).
 void RedisConnection::append(RedisRequest* request) {
+  if (waiting_.empty()) heard_us_ = loop_.now_us();  // nothing was due: the server's silence starts now
   if (request->asking) {
     out_ += kAsking;
     waiting_.push_back(nullptr);
@@ -353,6 +354,7 @@ void RedisConnection::read_replies() {
                endpoint_.name + ": " + (n == 0 ? "the server closed the connection" : std::strerror(errno)));
       return;
     }
+    heard_us_ = loop_.now_us();
     redisReaderFeed(reader_, buf, static_cast<size_t>(n));
     if (static_cast<size_t>(n) < sizeof buf && (ssl_ == nullptr || SSL_pending(ssl_) == 0)) break;
   }
@@ -410,6 +412,7 @@ int64_t RedisConnection::next_deadline_us() const {
       break;
     }
   }
+  if (!waiting_.empty()) next = std::min(next, heard_us_ + endpoint_.timeout_us);
   if (!queued_.empty()) next = std::min(next, queued_.front()->deadline_us);
   if (state_ != State::closed && state_ != State::ready && state_ != State::handshake)
     next = std::min(next, connect_deadline_us_);
@@ -422,19 +425,28 @@ void RedisConnection::expire(int64_t now_us) {
     fail_all(ErrorCode::store_timeout, endpoint_.name + ": cannot connect (timed out)");
     return;
   }
-  for (RedisRequest* r : waiting_) {
+  // A server that has said nothing for a whole timeout while requests were due is stuck: the connection goes, and
+  // with it every request on it (a late reply must never be matched to another request).
+  if (!waiting_.empty() && heard_us_ + endpoint_.timeout_us <= now_us) {
+    fail_all(ErrorCode::store_timeout, endpoint_.name + ": no reply within the timeout");
+    return;
+  }
+  // A server that answers, but too slowly for some calls (others' calls queued before them): those calls fail with
+  // a timeout; the connection stays, and drops their replies when they come.
+  for (RedisRequest*& r : waiting_) {
     if (r == nullptr) continue;
-    // Sent and unanswered: the server is stuck. Every request behind it on this connection is stuck too, and a late
-    // reply must never be matched to another request: the connection goes.
-    if (r->deadline_us <= now_us) fail_all(ErrorCode::store_timeout, endpoint_.name + ": no reply within the timeout");
-    break;
+    if (r->deadline_us > now_us) break;
+    RedisRequest* late = r;
+    r = nullptr;
+    late->fail(ErrorCode::store_timeout, endpoint_.name + ": no reply within the timeout (the server is busy)");
+    listener_.on_failure(late, false, false);
   }
   // Not sent yet (still connecting): only the ones out of time fail.
   while (!queued_.empty() && queued_.front()->deadline_us <= now_us) {
     RedisRequest* r = queued_.front();
     queued_.pop_front();
     r->fail(ErrorCode::store_timeout, endpoint_.name + ": cannot connect within the timeout");
-    listener_.on_failure(r, false);
+    listener_.on_failure(r, false, false);
   }
 }
 
@@ -467,11 +479,11 @@ void RedisConnection::fail_all(ErrorCode code, const std::string& message) {
   for (RedisRequest* r : waiting) {
     if (r == nullptr) continue;
     r->fail(code, message);
-    listener_.on_failure(r, after_use && code == ErrorCode::store_unavailable);
+    listener_.on_failure(r, true, after_use && code == ErrorCode::store_unavailable);
   }
   for (RedisRequest* r : queued) {
     r->fail(code, message);
-    listener_.on_failure(r, false);
+    listener_.on_failure(r, true, false);
   }
 }
 

@@ -27,8 +27,9 @@ class ConnectionListener {
  public:
   virtual ~ConnectionListener() = default;
   virtual void on_reply(RedisRequest* request) = 0;
-  // `after_use`: the connection had answered before (a pooled connection that may have died idle).
-  virtual void on_failure(RedisRequest* request, bool after_use) = 0;
+  // `server_failed`: the server refused, cut or stopped answering the connection (not a call that ran out of time
+  // behind others). `after_use`: the connection had answered before (a pooled connection that may have died idle).
+  virtual void on_failure(RedisRequest* request, bool server_failed, bool after_use) = 0;
 };
 
 class RedisConnection final : public IoHandler, public Flushable {
@@ -44,7 +45,7 @@ class RedisConnection final : public IoHandler, public Flushable {
   size_t in_flight() const { return waiting_.size() + queued_.size(); }
   int64_t next_deadline_us() const;
   void expire(int64_t now_us);
-  // Fails every request with `message` and closes the socket without writing to it.
+  // Fails every request with `message` and closes the socket without writing to it: the server failed.
   void fail_all(ErrorCode code, const std::string& message);
 
   void on_io(uint32_t events) override;
@@ -78,11 +79,13 @@ class RedisConnection final : public IoHandler, public Flushable {
   redisReader* reader_ = nullptr;
   std::string out_;
   size_t out_sent_ = 0;
-  std::deque<RedisRequest*> waiting_;  // sent (or in out_), in order; null stands for an ASKING whose reply is dropped
+  // Sent (or in out_), in order. Null stands for a reply to drop: an ASKING's, or a request's that ran out of time.
+  std::deque<RedisRequest*> waiting_;
   std::deque<RedisRequest*> queued_;   // waiting for the connection to be ready
   int handshake_replies_ = 0;          // AUTH / SELECT replies still expected
   int64_t connect_deadline_us_ = 0;
   bool used_ = false;                  // has answered a request since it connected
+  int64_t heard_us_ = 0;               // when the server last sent something, or was last asked with nothing due
   uint64_t attempt_ = 0;               // tells a late name resolution from the current one
   bool dirty_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for a name resolution that outlives this

@@ -53,11 +53,11 @@ void RedisNode::on_reply(RedisRequest* request) {
   request->owner->on_done(*request);
 }
 
-void RedisNode::on_failure(RedisRequest* request, bool after_use) {
+void RedisNode::on_failure(RedisRequest* request, bool server_failed, bool after_use) {
   if (request->probe) {
     probe_in_flight_ = false;
     request->probe = false;
-    if (circuit_.failures > 0) open_until_us_ = loop_.now_us() + circuit_.backoff_us;
+    if (server_failed && circuit_.failures > 0) open_until_us_ = loop_.now_us() + circuit_.backoff_us;
   }
   // A pooled connection that sat idle may have died with its server (a restart, a failover): the requests it could
   // not answer get one more chance on a fresh connection. At worst a request the old server ran before closing runs
@@ -68,9 +68,11 @@ void RedisNode::on_failure(RedisRequest* request, bool after_use) {
     send(request);
     return;
   }
-  const std::string& m = request->error_message;
-  last_failure_ = m.rfind(endpoint_.name + ": ", 0) == 0 ? m.substr(endpoint_.name.size() + 2) : m;
-  if (circuit_.failures > 0 && ++failures_ >= circuit_.failures && open_until_us_ == 0)
+  if (server_failed) {
+    const std::string& m = request->error_message;
+    last_failure_ = m.rfind(endpoint_.name + ": ", 0) == 0 ? m.substr(endpoint_.name.size() + 2) : m;
+  }
+  if (server_failed && circuit_.failures > 0 && ++failures_ >= circuit_.failures && open_until_us_ == 0)
     open_until_us_ = loop_.now_us() + circuit_.backoff_us;
   request->owner->on_done(*request);
 }

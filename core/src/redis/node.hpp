@@ -1,8 +1,8 @@
 // One Redis server as the stores see it: a pool of connections behind a circuit breaker (internal). Made on any
 // thread, used and destroyed on the I/O thread.
 //
-// The circuit: after `failures` calls in a row fail for want of the server (refused, timed out, cut — an error
-// reply does not count), it opens: calls fail at once for `backoff`; then one call is let through as a probe, and
+// The circuit: after `failures` calls in a row fail for want of the server (refused, cut, silent for a whole
+// timeout — neither an error reply nor a call that ran out of time behind others on a busy server counts), it opens: calls fail at once for `backoff`; then one call is let through as a probe, and
 // its answer closes the circuit again, or its failure opens it for another `backoff`.
 #pragma once
 
@@ -34,7 +34,7 @@ class RedisNode final : public ConnectionListener, public Deadlines {
   const std::string& name() const { return endpoint_.name; }
 
   void on_reply(RedisRequest* request) override;
-  void on_failure(RedisRequest* request, bool after_use) override;
+  void on_failure(RedisRequest* request, bool server_failed, bool after_use) override;
   int64_t next_deadline_us() const override;
   void expire(int64_t now_us) override;
 
