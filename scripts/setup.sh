@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
-  libhiredis-dev redis-server redis-tools
+  libhiredis-dev redis-server redis-tools openssl
   binutils python3 python3-pytest
   python3-venv python3-dev wrk
 )
