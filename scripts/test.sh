@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every test suite: the core and Redis tests (against real redis-server processes the tests start) and the C ABI
+# Every test suite: the core and Redis tests (against real redis-server processes the tests start through
+# tests/servers/launch.py, which never lets one outlive its test process) and the C ABI
 # tests (plain C, Python ctypes, an install used by outside C, CMake and Go builds) in a warnings-as-errors build;
 # again under AddressSanitizer + UndefinedBehaviorSanitizer; the concurrency and failure tests under
 # ThreadSanitizer. Installs what it needs first.

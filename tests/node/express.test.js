@@ -253,7 +253,7 @@ describe('Redis store', () => {
       app.use((error, req, res, next) => res.status(503).send(error.code));
     }, async (server) => {
       assert.equal((await server.request('/closed')).status, 200);
-      await redis.stop();
+      await redis.kill();
       assert.equal((await server.request('/open')).status, 200);
       const closed = await server.request('/closed');
       assert.deepEqual([closed.status, closed.headers['retry-after']], [429, '1']);

@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Iterator, List
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python"))
+from redis_server import RedisCluster, RedisServer  # noqa: E402  (the test servers of every Python suite)
 LIMIT = 1000
 HITS = 300  # per process: 6 processes send 1800 hits for 1000 places
 ALGORITHMS = ["fixed_window", "sliding_log", "sliding_window", "token_bucket", "gcra"]
@@ -37,53 +36,10 @@ def workers() -> List[List[str]]:
     ]
 
 
-def free_port(cluster_bus: bool = False) -> int:
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if not cluster_bus or port + 10000 < 65536:
-            return port
-
-
-def start_redis(port: int, directory: str, *extra: str) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", directory, *extra], stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True).stdout.strip() != b"PONG":
-        assert time.monotonic() < deadline, "redis-server did not start"
-        time.sleep(0.05)
-    return proc
-
-
 @pytest.fixture(scope="module", params=["redis", "cluster"])
 def url(request: pytest.FixtureRequest) -> Iterator[str]:
-    directory = tempfile.mkdtemp(prefix="rw-fleet-")
-    procs: List[subprocess.Popen[bytes]] = []
-    try:
-        if request.param == "redis":
-            port = free_port()
-            procs.append(start_redis(port, directory))
-            yield f"redis://127.0.0.1:{port}"
-            return
-        ports = [free_port(cluster_bus=True) for _ in range(3)]
-        for port in ports:
-            os.makedirs(f"{directory}/{port}")
-            procs.append(start_redis(port, f"{directory}/{port}", "--cluster-enabled", "yes",
-                                     "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000"))
-        subprocess.run(["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in ports],
-                        "--cluster-replicas", "0", "--cluster-yes"], check=True, capture_output=True)
-        deadline = time.monotonic() + 30
-        while b"cluster_state:ok" not in subprocess.run(["redis-cli", "-p", str(ports[0]), "cluster", "info"],
-                                                       capture_output=True).stdout:
-            assert time.monotonic() < deadline, "the cluster did not come up"
-            time.sleep(0.1)
-        yield "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in ports)
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(directory, ignore_errors=True)
+    with (RedisServer() if request.param == "redis" else RedisCluster()) as servers:
+        yield servers.url
 
 
 def run(command: List[str]) -> int:

@@ -15,19 +15,15 @@ from redis_server import RedisServer, free_port
 @pytest.fixture(scope="session")
 def redis() -> Iterator[RedisServer]:
     """One server for the whole session; tests keep apart by key or prefix."""
-    server = RedisServer()
-    server.start()
-    yield server
-    server.close()
+    with RedisServer() as server:
+        yield server
 
 
 @pytest.fixture
 def own_redis() -> Iterator[RedisServer]:
     """A server of the test's own, which it may kill and restart."""
-    server = RedisServer()
-    server.start()
-    yield server
-    server.close()
+    with RedisServer() as server:
+        yield server
 
 
 @pytest.fixture(params=["memory", "redis"])

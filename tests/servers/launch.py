@@ -208,7 +208,6 @@ class Node:
         os.waitpid(self.process.pid, wait_flag)
 
     def urls(self) -> Dict[str, Optional[str]]:
-        assert self.tls is not None or not self.tls_port
         return {
             "url": f"redis://{HOST}:{self.port}" if self.port else None,
             "tls_url": f"rediss://{HOST}:{self.tls_port}?tls_ca={self.tls['ca']}" if self.tls else None,
@@ -245,6 +244,8 @@ def cluster_ready(nodes: List[Node]) -> bool:
 
 
 def ready(root: Path, nodes: List[Node], tls: Optional[Dict[str, str]], clustered: bool) -> Dict[str, Any]:
+    """The ready line: every node's pid, directory, ports, socket and URLs (null when it has no such listener), the
+    cluster's URLs, and the certificate files a TLS client needs."""
     cluster = None
     if clustered:
         hosts = ",".join(f"{HOST}:{n.port}" for n in nodes)
@@ -265,9 +266,11 @@ def ready(root: Path, nodes: List[Node], tls: Optional[Dict[str, str]], clustere
 def handle(line: str, nodes: List[Node]) -> Dict[str, Any]:
     try:
         verb, index = line.split()
-        node = nodes[int(index)]
-    except (ValueError, IndexError):
+        if not 0 <= int(index) < len(nodes):
+            raise ValueError
+    except ValueError:
         return {"ok": False, "error": f"bad command {line.strip()!r}"}
+    node = nodes[int(index)]
     try:
         if verb == "kill":
             node.kill()
@@ -323,6 +326,9 @@ def main() -> int:
                 create_cluster(nodes, tls)
         except Failure as e:
             reply({"ok": False, "error": str(e)})
+            return 1
+        except OSError as e:  # redis-server, redis-cli or openssl is missing
+            reply({"ok": False, "error": f"{e} (scripts/setup.sh installs what the tests need)"})
             return 1
         reply(ready(root, nodes, tls, bool(options.cluster)))
         for line in iter(sys.stdin.readline, ""):
