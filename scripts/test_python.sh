@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package as a user gets it: `pip install .` into a fresh venv (build isolation: scikit-build-core and
-# pybind11 from PyPI), then pytest against the installed package and real redis-server processes — with the
-# current Flask 3.x, and again in a second venv with Flask 2.2.
+# pybind11 from PyPI), then pytest (and gunicorn, for the prefork test) against the installed package and real
+# redis-server processes — with the current Flask 3.x, and again in a second venv with Flask 2.2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +14,7 @@ run_suite() {  # venv directory, then the Flask requirements
   echo "== Python tests ($*) =="
   [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install -q --upgrade pip
-  "$venv/bin/python" -m pip install -q pytest "$@"
+  "$venv/bin/python" -m pip install -q pytest gunicorn "$@"
   "$venv/bin/python" -m pip install -q --force-reinstall .
   # -P: the source tree must not shadow the installed package (a test checks it).
   "$venv/bin/python" -P -m pytest -q -p no:cacheprovider tests/python

@@ -9,7 +9,7 @@ from typing import Iterator
 
 import pytest
 
-from redis_server import RedisServer, free_port
+from redis_server import RedisCluster, RedisServer, free_port
 
 
 @pytest.fixture(scope="session")
@@ -17,6 +17,13 @@ def redis() -> Iterator[RedisServer]:
     """One server for the whole session; tests keep apart by key or prefix."""
     with RedisServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[RedisCluster]:
+    """One 3-master cluster for the whole session."""
+    with RedisCluster() as c:
+        yield c
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import time
 import pytest
 
 import ratewarden
-from redis_server import RedisServer
+from redis_server import RedisCluster, RedisServer
 
 
 def test_ahit_matches_hit(store_url: str) -> None:
@@ -128,3 +128,19 @@ def test_a_flood_of_calls_in_flight_costs_no_threads(redis: RedisServer) -> None
     assert sum(d.allowed for d in decisions) == 100_000  # 100 per key, well within 50,000
     assert sum(d.allowed for d in asyncio.run(main(10_000))) == 10_000 - 0
     assert _threads() == before
+
+
+def test_ahit_many_tasks_on_a_cluster_all_settle(cluster: RedisCluster) -> None:
+    # The hang of the thread-pool design: batches on a cluster parked pool threads waiting for other pool threads.
+    limiters = [ratewarden.Limiter(f"{1000 + i}/minute", cluster.url + "?timeout=5s", prefix="async-cluster")
+                for i in range(20)]
+
+    async def main() -> list:
+        return await asyncio.gather(
+            *(limiters[t % 20].ahit_many([f"k{t}-{j}" for j in range(10)]) for t in range(200))
+        )
+
+    start = time.monotonic()
+    batches = asyncio.run(asyncio.wait_for(main(), 30))
+    assert time.monotonic() - start < 10
+    assert len(batches) == 200 and all(len(b) == 10 and all(b) for b in batches)
