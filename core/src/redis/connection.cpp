@@ -59,7 +59,7 @@ RedisConnection::RedisConnection(IoLoop& loop, const RedisEndpoint& endpoint, Co
 RedisConnection::~RedisConnection() {
   *alive_ = false;
   drop_socket();
-  loop_.unmark_dirty(this);
+  if (dirty_) loop_.unmark_dirty(this);  // only a connection that was used (on the I/O thread) can be dirty
 }
 
 void RedisConnection::send(RedisRequest* request) {
