@@ -22,6 +22,7 @@ constexpr Scheme kSchemes[] = {
     {"memory", &open_memory_url},         {"redis", &open_redis_url},
     {"rediss", &open_redis_url},          {"redis+unix", &open_redis_url},
     {"redis+cluster", &open_cluster_url}, {"rediss+cluster", &open_cluster_url},
+    {"redis+cluster+unix", &open_cluster_url},
 };
 
 std::string known_schemes() {

@@ -60,6 +60,50 @@ TEST_P(TlsClusterConformance, MatchesTheVectors) {
 INSTANTIATE_TEST_SUITE_P(Vectors, TlsClusterConformance, ::testing::ValuesIn(conformance_cases()),
                          conformance_case_name);
 
+// And on Unix sockets: one per master, each matched to its node by CLUSTER MYID.
+RedisCluster& unix_cluster() {
+  static RedisCluster c(ServerOptions{false, false, true});
+  return c;
+}
+
+std::string unix_cluster_url() {
+  std::string url = "redis+cluster+unix://";
+  for (size_t i = 0; i < unix_cluster().size(); ++i) url += (i == 0 ? "" : ",") + unix_cluster().node(i).unix_path();
+  return url;
+}
+
+class UnixClusterConformance : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(UnixClusterConformance, MatchesTheVectors) {
+  ManualClock clock;
+  run_conformance_case(GetParam(), open_store(unix_cluster_url(), clock.clock()), [&](int64_t now) { clock.set(now); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, UnixClusterConformance, ::testing::ValuesIn(conformance_cases()),
+                         conformance_case_name);
+
+TEST(UnixCluster, KeysReachEveryMasterThroughItsSocket) {
+  Limiter limiter("5/minute", open_store(unix_cluster_url() + "?prefix=unix-spread"));
+  for (int i = 0; i < 60; ++i) EXPECT_TRUE(limiter.hit("user" + std::to_string(i)).allowed);
+  for (size_t n = 0; n < unix_cluster().size(); ++n)
+    EXPECT_NE(unix_cluster().node(n).command({"DBSIZE"}), "0") << "master " << n << " got no key";
+  // A master whose socket is not listed is unreachable: its slots fail, the others serve.
+  Limiter partial("5/minute", open_store("redis+cluster+unix://" + unix_cluster().node(0).unix_path() +
+                                         "?prefix=unix-partial"));
+  int served = 0, failed = 0;
+  for (int i = 0; i < 30; ++i) {
+    try {
+      partial.hit("user" + std::to_string(i));
+      ++served;
+    } catch (const StoreError&) {
+      ++failed;
+    }
+  }
+  EXPECT_GT(served, 0);
+  EXPECT_GT(failed, 0);
+  EXPECT_THROW(open_store("redis+cluster+unix://host/a.sock"), InvalidArgument);
+}
+
 // The hang of the thread-pool design: 40 limiters with 200 calls each in flight, batches among them, and callbacks
 // that call back into the library synchronously. Every call settles, in seconds.
 TEST(ClusterAsync, ThousandsOfCallsInFlightAllSettle) {

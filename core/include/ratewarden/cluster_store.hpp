@@ -1,4 +1,5 @@
-// redis+cluster://host:port[,host:port...][?options] and rediss+cluster:// (TLS) — Redis Cluster.
+// redis+cluster://host:port[,host:port...][?options], rediss+cluster:// (TLS) and
+// redis+cluster+unix:///path/a.sock,/path/b.sock,... (every master's Unix socket) — Redis Cluster.
 //
 // The same scripts as the single-node store, routed by the CRC16 slot of the key's {hash tag}: every policy of one
 // key lands in one slot, so one script still decides atomically. The slot map comes from CLUSTER SLOTS; MOVED and
@@ -18,6 +19,9 @@ namespace ratewarden {
 struct ClusterStoreOptions : RedisClientOptions {
   // Where to read the slot map first; the others are discovered.
   std::vector<std::pair<std::string, int>> seeds;
+  // Instead of seeds: the Unix socket of every master. Nodes announce TCP addresses, so each socket is matched to
+  // its node by CLUSTER MYID; a master whose socket is not listed cannot be reached.
+  std::vector<std::string> unix_paths;
 };
 
 class ClusterStore final : public Store {

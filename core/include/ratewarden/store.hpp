@@ -107,6 +107,7 @@ void validate_key_prefix(const std::string& prefix);
 //   redis://[user[:password]@]host[:port][/db][?timeout=250ms&connect_timeout=1s&pool=4]
 //   rediss://... (TLS: ?tls_ca=&tls_cert=&tls_key=&tls_sni=&tls_verify=)     redis+unix:///path/to.sock[?db=N]
 //   redis+cluster://[user[:password]@]host:port[,host:port...][?...]       rediss+cluster://... (TLS)
+//   redis+cluster+unix:///path/a.sock,/path/b.sock,...   (the Unix socket of every master)
 // Network stores also take ?circuit_failures=N&circuit_backoff=D (docs/deployment.md). Every scheme takes
 // ?prefix=P, the store's key_prefix.
 std::shared_ptr<Store> open_store(std::string_view url);

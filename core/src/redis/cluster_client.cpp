@@ -71,10 +71,59 @@ class ClusterClient::SlotsReader final : public RequestOwner {
   RedisRequest request_;
 };
 
+// Unix: CLUSTER MYID on every listed socket, then the map.
+class ClusterClient::IdsReader final : public RequestOwner {
+ public:
+  IdsReader(ClusterClient& client, const std::vector<std::pair<std::string, int>>& sockets)
+      : client_(client), alive_(client.alive_), requests_(sockets.size()), left_(sockets.size()) {
+    for (size_t i = 0; i < sockets.size(); ++i) {
+      RespWriter(requests_[i].command, 2).arg("CLUSTER").arg("MYID");
+      requests_[i].owner = this;
+      requests_[i].deadline_us = client.loop_.now_us() + client.options_.timeout_us;
+      paths_.push_back(sockets[i].first);
+    }
+  }
+  void send() {
+    for (size_t i = 0; i < requests_.size(); ++i) client_.node_at(paths_[i], 0).send(&requests_[i]);
+  }
+
+  void on_done(RedisRequest&) override {
+    if (--left_ > 0) return;
+    std::unique_ptr<IdsReader> self(this);
+    if (!*alive_ || client_.closing_) return;
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      const redisReply* r = requests_[i].reply.get();
+      if (!requests_[i].failed() && r != nullptr && r->type == REDIS_REPLY_STRING)
+        client_.socket_of_id_[std::string(r->str, r->len)] = paths_[i];
+    }
+    std::vector<std::pair<std::string, int>> candidates;
+    for (const std::string& path : paths_) candidates.emplace_back(path, 0);
+    client_.read_map(std::move(candidates), 0);
+  }
+
+ private:
+  ClusterClient& client_;
+  std::shared_ptr<bool> alive_;
+  std::vector<RedisRequest> requests_;
+  std::vector<std::string> paths_;
+  size_t left_;
+};
+
+namespace {
+
+std::vector<std::pair<std::string, int>> seeds_of(const ClusterStoreOptions& options) {
+  if (options.unix_paths.empty()) return options.seeds;
+  std::vector<std::pair<std::string, int>> out;
+  for (const std::string& path : options.unix_paths) out.emplace_back(path, 0);
+  return out;
+}
+
+}  // namespace
+
 ClusterClient::ClusterClient(IoLoop& loop, const ClusterStoreOptions& options, std::shared_ptr<TlsContext> tls,
                              std::string name)
-    : loop_(loop), options_(options), seeds_(options.seeds), tls_(std::move(tls)), name_(std::move(name)),
-      slots_(kClusterSlots, nullptr) {}
+    : loop_(loop), options_(options), unix_(!options.unix_paths.empty()), seeds_(seeds_of(options)),
+      tls_(std::move(tls)), name_(std::move(name)), slots_(kClusterSlots, nullptr) {}
 
 ClusterClient::~ClusterClient() {
   *alive_ = false;
@@ -84,10 +133,18 @@ ClusterClient::~ClusterClient() {
 RedisNode& ClusterClient::node_at(const std::string& host, int port) {
   auto& node = nodes_[{host, port}];
   if (!node) {
-    RedisEndpoint endpoint = make_endpoint(options_, tls_, host, port, "redis+cluster node " + describe_host(host, port));
+    const std::string where = unix_ ? host : describe_host(host, port);
+    RedisEndpoint endpoint = make_endpoint(options_, tls_, unix_ ? "" : host, port, "redis+cluster node " + where);
+    if (unix_) endpoint.unix_path = host;
     node = std::make_unique<RedisNode>(loop_, std::move(endpoint), options_.pool, circuit_of(options_));
   }
   return *node;
+}
+
+RedisNode* ClusterClient::announced(const std::string& host, int port) {
+  if (!unix_) return &node_at(host, port);
+  auto it = socket_of_address_.find(describe_host(host, port));
+  return it == socket_of_address_.end() ? nullptr : &node_at(it->second, 0);
 }
 
 void ClusterClient::route(RedisRequest* request) {
@@ -115,6 +172,12 @@ void ClusterClient::dispatch(RedisRequest* request) {
   }
   RedisNode* node = slots_[static_cast<size_t>(request->slot)];
   if (stale_) want_map();
+  if (node == nullptr && !stale_ && !reading_map_ && !map_read_scheduled_) {  // a fresh map says: nobody
+    request->fail(ErrorCode::store_unavailable,
+                  name_ + ": no reachable node serves slot " + std::to_string(request->slot));
+    complete(request);
+    return;
+  }
   if (node == nullptr) {
     waiting_for_map_.push_back(request);
     return;
@@ -141,15 +204,24 @@ void ClusterClient::on_done(RedisRequest& r) {
   }
   const int attempt = request->redirections++;
   request->clear_result();
+  RedisNode* target = redirect.kind == Redirection::moved || redirect.kind == Redirection::ask
+                          ? announced(redirect.host, redirect.port)
+                          : nullptr;
+  if ((redirect.kind == Redirection::moved || redirect.kind == Redirection::ask) && target == nullptr) {
+    request->fail(ErrorCode::store_unavailable, name_ + ": redirected to " + describe_host(redirect.host, redirect.port) +
+                                                    ", whose Unix socket is not in the URL");
+    complete(request);
+    return;
+  }
   switch (redirect.kind) {
     case Redirection::moved:
-      slots_[static_cast<size_t>(request->slot)] = &node_at(redirect.host, redirect.port);
+      slots_[static_cast<size_t>(request->slot)] = target;
       dispatch(request);
       return;
     case Redirection::ask:
       // This one command goes to the importing node, announced by ASKING on the same connection.
       request->asking = true;
-      node_at(redirect.host, redirect.port).send(request);
+      target->send(request);
       return;
     case Redirection::try_again: {
       // A multi-key call during a slot migration, its keys split between two nodes for a moment.
@@ -186,6 +258,10 @@ void ClusterClient::want_map() {
   }
   reading_map_ = true;
   last_map_read_us_ = loop_.now_us();
+  if (unix_ && socket_of_id_.size() < seeds_.size()) {
+    (new IdsReader(*this, seeds_))->send();
+    return;
+  }
   std::vector<std::pair<std::string, int>> candidates;
   for (const auto& entry : nodes_) candidates.push_back(entry.first);
   for (const auto& seed : seeds_)
@@ -221,7 +297,7 @@ void ClusterClient::map_read(bool ok) {
 // CLUSTER SLOTS: [[start, end, [host, port, id...], replicas...], ...]. Slots no entry covers map to nothing.
 bool ClusterClient::install_map(const redisReply* reply, const std::string& asked_host) {
   if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY || reply->elements == 0) return false;
-  std::vector<std::pair<std::pair<std::string, int>, std::pair<long long, long long>>> ranges;
+  std::vector<std::pair<RedisNode*, std::pair<long long, long long>>> ranges;
   for (size_t i = 0; i < reply->elements; ++i) {
     const redisReply* range = reply->element[i];
     if (range->type != REDIS_REPLY_ARRAY || range->elements < 3) return false;
@@ -234,13 +310,18 @@ bool ClusterClient::install_map(const redisReply* reply, const std::string& aske
     if (first < 0 || last >= kClusterSlots || first > last) return false;
     // An empty host means "the node you asked".
     const std::string host = master->element[0]->len == 0 ? asked_host : master->element[0]->str;
-    ranges.push_back({{host, static_cast<int>(master->element[1]->integer)}, {first, last}});
+    const int port = static_cast<int>(master->element[1]->integer);
+    if (unix_) {  // the node's id says which socket it is; a master without a listed socket stays unreachable
+      auto id = master->elements >= 3 && master->element[2]->type == REDIS_REPLY_STRING
+                    ? socket_of_id_.find(std::string(master->element[2]->str, master->element[2]->len))
+                    : socket_of_id_.end();
+      if (id != socket_of_id_.end()) socket_of_address_[describe_host(host, port)] = id->second;
+    }
+    ranges.push_back({announced(host, port), {first, last}});
   }
   std::fill(slots_.begin(), slots_.end(), nullptr);
-  for (const auto& [where, range] : ranges) {
-    RedisNode* node = &node_at(where.first, where.second);
+  for (const auto& [node, range] : ranges)
     for (long long slot = range.first; slot <= range.second; ++slot) slots_[static_cast<size_t>(slot)] = node;
-  }
   return true;
 }
 

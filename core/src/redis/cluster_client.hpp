@@ -30,10 +30,14 @@ class ClusterClient final : public RedisClient, public RequestOwner, public Dead
 
  private:
   class SlotsReader;
+  class IdsReader;
 
   void dispatch(RedisRequest* request);
   void complete(RedisRequest* request);
+  // The node at host:port (a Unix socket's path and 0 for a Unix cluster), made on first use.
   RedisNode& node_at(const std::string& host, int port);
+  // The node a server announces (in CLUSTER SLOTS, MOVED, ASK); null when it cannot be reached (Unix: no socket).
+  RedisNode* announced(const std::string& host, int port);
   // Reads the slot map again (asking the known nodes, then the seeds), at most every 100 ms.
   void want_map();
   void read_map(std::vector<std::pair<std::string, int>> candidates, size_t next);
@@ -42,7 +46,9 @@ class ClusterClient final : public RedisClient, public RequestOwner, public Dead
 
   IoLoop& loop_;
   const RedisClientOptions options_;
+  const bool unix_;
   const std::vector<std::pair<std::string, int>> seeds_;
+  std::map<std::string, std::string> socket_of_id_, socket_of_address_;  // Unix: node id / "host:port" -> path
   const std::shared_ptr<TlsContext> tls_;
   const std::string name_;
   std::map<std::pair<std::string, int>, std::unique_ptr<RedisNode>> nodes_;

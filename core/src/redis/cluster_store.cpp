@@ -11,7 +11,10 @@ namespace ratewarden {
 
 ClusterStore::ClusterStore(ClusterStoreOptions options) : options_(std::move(options)) {
   validate_client_options(options_);
-  if (options_.seeds.empty()) throw InvalidArgument("a cluster store needs at least one host:port");
+  if (options_.seeds.empty() && options_.unix_paths.empty())
+    throw InvalidArgument("a cluster store needs at least one host:port");
+  if (!options_.unix_paths.empty() && options_.tls.enabled)
+    throw InvalidArgument("a cluster on Unix sockets takes no TLS");
   for (const auto& seed : options_.seeds)
     if (seed.second < 1 || seed.second > 65535) throw InvalidArgument("port must be between 1 and 65535");
   name_ = describe();
@@ -59,6 +62,11 @@ void ClusterStore::reset_async(const std::string* keys, size_t count, std::strin
 }
 
 std::string ClusterStore::describe() const {
+  if (!options_.unix_paths.empty()) {
+    std::string paths;
+    for (const std::string& p : options_.unix_paths) paths += (paths.empty() ? "" : ",") + p;
+    return "redis+cluster+unix://" + describe_auth(options_) + paths + describe_query(options_);
+  }
   std::string hosts;
   for (const auto& [host, port] : options_.seeds) hosts += (hosts.empty() ? "" : ",") + describe_host(host, port);
   return std::string(options_.tls.enabled ? "rediss+cluster://" : "redis+cluster://") + describe_auth(options_) +

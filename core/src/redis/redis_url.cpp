@@ -105,6 +105,23 @@ std::shared_ptr<Store> open_redis_url(Url& url, std::string_view text, Clock clo
 std::shared_ptr<Store> open_cluster_url(Url& url, std::string_view text, Clock clock) {
   ClusterStoreOptions o;
   read_client_options(url, text, url.scheme == "rediss+cluster", o);
+  if (url.scheme == "redis+cluster+unix") {
+    if (!url.hosts.empty() || url.path.empty())
+      bad(text, "expected redis+cluster+unix:///path/a.sock,/path/b.sock,... (three slashes: no host)");
+    const std::string paths = "/" + url.path;
+    size_t start = 0;
+    while (start < paths.size()) {
+      const size_t comma = paths.find(',', start);
+      const std::string path = paths.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (path.empty() || path[0] != '/') bad(text, "every socket must be an absolute path");
+      o.unix_paths.push_back(path);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    o.clock = std::move(clock);
+    reject_unknown_options(url, text);
+    return std::make_shared<ClusterStore>(o);
+  }
   if (!url.path.empty()) bad(text, "a cluster has only database 0: no path");
   size_t start = 0;
   while (start <= url.hosts.size()) {

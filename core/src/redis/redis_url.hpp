@@ -2,6 +2,7 @@
 //   redis://[user[:password]@]host[:port][/db][?options]      rediss://... (TLS)
 //   redis+unix://[user[:password]@]/path/to.sock[?db=N&options]
 //   redis+cluster://[user[:password]@]host:port[,host:port...][?options]   rediss+cluster://... (TLS)
+//   redis+cluster+unix:///path/a.sock,/path/b.sock,...[?options]  (the socket of every master)
 #pragma once
 
 #include <memory>
