@@ -65,6 +65,16 @@ void Store::decide_many(const StoreCall* calls, size_t n, Decision* out, std::op
   wait.wait();
 }
 
+void Store::check() {
+  check_may_wait("check");
+  SyncWait<bool> wait;
+  check_async([&wait](const Error* e) {
+    const bool ok = true;
+    wait.complete(e == nullptr ? &ok : nullptr, e);
+  });
+  wait.wait();
+}
+
 namespace {
 
 // The answers of a batch of independent calls, gathered until the last one arrives.

@@ -144,6 +144,13 @@ TEST(ClusterAsync, ThousandsOfCallsInFlightAllSettle) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
+TEST(Cluster, CheckReachesTheCluster) {
+  EXPECT_NO_THROW(cluster_store()->check());
+  EXPECT_NO_THROW(open_store(unix_cluster_url())->check());
+  EXPECT_THROW(open_store("redis+cluster://127.0.0.1:" + std::to_string(free_port()) + "?timeout=100ms")->check(),
+               StoreError);
+}
+
 TEST(Cluster, KeysSpreadOverEveryMaster) {
   Limiter limiter("5/minute", cluster_store("?prefix=spread"));
   std::vector<std::string> keys;

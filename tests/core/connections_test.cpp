@@ -253,6 +253,39 @@ TEST(Threads, LibraryThreadCallbacksMayMakeSynchronousCalls) {
   EXPECT_EQ(ok.load(), 100);
 }
 
+TEST(Lifetime, CheckAndClose) {
+  RedisServer own;
+  auto store = open_store(own.url() + "?timeout=100ms&circuit_failures=0");
+  EXPECT_NO_THROW(store->check());
+  EXPECT_NO_THROW(open_store("memory://")->check());
+  own.stop();
+  EXPECT_THROW(store->check(), StoreError);
+  own.cont();
+  EXPECT_NO_THROW(store->check());
+  Limiter limiter("10/minute", store);
+  own.stop();
+  Countdown in_flight(1);
+  std::string failure;
+  limiter.hit_async("k", 1, [&](const Decision*, const Error* e) {
+    failure = e != nullptr ? e->what() : "";
+    in_flight.done();
+  }, Completion::any_thread);
+  store->close();
+  ASSERT_TRUE(in_flight.wait_for(std::chrono::seconds(5)));
+  EXPECT_NE(failure.find("closed"), std::string::npos) << failure;
+  own.cont();
+  const int64_t us = elapsed_us([&] {
+    try {
+      limiter.hit("k");
+      ADD_FAILURE() << "a closed store answered";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find("the store was closed"), std::string::npos) << e.what();
+    }
+  });
+  EXPECT_LT(us, 50000);
+  store->close();  // again: nothing happens
+}
+
 // The last reference to a store goes while its calls are in flight: each still completes exactly once.
 TEST(Lifetime, AStoreDroppedWithCallsInFlightCompletesThemAll) {
   RedisServer own;

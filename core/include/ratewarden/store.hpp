@@ -75,6 +75,13 @@ class Store {
   virtual void decide_many(const StoreCall* calls, size_t n, Decision* out, std::optional<StoreError>* errors);
   virtual void reset(const std::string* keys, size_t count, std::string_view tag);
 
+  // Health: one round trip to the store (for a cluster, to the master of slot 0); done(nullptr) when it answered.
+  virtual void check_async(DoneCallback done) = 0;
+  void check();  // throws StoreError
+  // Ends the store's background work and connections: calls in flight fail, later calls fail at once. Idempotent;
+  // the destructor does it too.
+  virtual void close() = 0;
+
   virtual StoreTraits traits() const = 0;
   // The store's URL with any password masked: safe to log.
   virtual std::string describe() const = 0;
@@ -96,6 +103,8 @@ class InProcessStore : public Store {
   void reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) override;
   Decision decide(const StoreCall& call) override = 0;
   void reset(const std::string* keys, size_t count, std::string_view tag) override = 0;
+  void check_async(DoneCallback done) override { done(nullptr); }
+  void close() override {}
   StoreTraits traits() const override { return StoreTraits{false, false, true}; }
 };
 

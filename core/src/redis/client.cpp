@@ -26,10 +26,20 @@ void guarded(F&& f) {
 
 }  // namespace
 
-ClientHolder::~ClientHolder() {
-  Generation* g = current_.load(std::memory_order_acquire);
+ClientHolder::~ClientHolder() { release(current_.exchange(nullptr, std::memory_order_acq_rel)); }
+
+void ClientHolder::close() {
+  closed_.store(true, std::memory_order_release);
+  release(current_.exchange(nullptr, std::memory_order_acq_rel));
+}
+
+void ClientHolder::release(Generation* g) {
   if (g == nullptr) return;
-  if (g->fork_generation != fork_generation()) return;  // the parent's: nothing of it is ours to close
+  if (g->fork_generation != fork_generation()) {  // the parent's: nothing of it is ours to close
+    abandon(g);
+    abandon(g->client);
+    return;
+  }
   RedisClient* client = g->client;
   IoLoop* loop = g->loop;
   loop->post([client, loop] {
@@ -59,6 +69,13 @@ ClientHolder::Generation* ClientHolder::current() {
 }
 
 void ClientHolder::submit(std::vector<RedisRequest*> requests) {
+  if (closed_.load(std::memory_order_acquire)) {
+    for (RedisRequest* r : requests) {
+      r->fail(ErrorCode::store_unavailable, closed_message_);
+      r->owner->on_done(*r);
+    }
+    return;
+  }
   Generation* g = current();
   RedisClient* client = g->client;
   g->loop->post([client, requests = std::move(requests)] {
@@ -67,6 +84,11 @@ void ClientHolder::submit(std::vector<RedisRequest*> requests) {
 }
 
 void ClientHolder::submit(RedisRequest* request) {
+  if (closed_.load(std::memory_order_acquire)) {
+    request->fail(ErrorCode::store_unavailable, closed_message_);
+    request->owner->on_done(*request);
+    return;
+  }
   Generation* g = current();
   RedisClient* client = g->client;
   g->loop->post([client, request] { client->route(request); });
@@ -84,9 +106,10 @@ Exchange* Exchange::for_decisions(size_t n, DecisionsCallback done) {
   return e;
 }
 
-Exchange* Exchange::for_reset(DoneCallback done) {
+Exchange* Exchange::for_done(DoneCallback done, int reply_type) {
   auto* e = new Exchange(1);
-  e->reset_ = std::move(done);
+  e->done_ = std::move(done);
+  e->reply_type_ = reply_type;
   return e;
 }
 
@@ -108,15 +131,15 @@ void Exchange::on_done(RedisRequest&) {
 }
 
 void Exchange::finish() {
-  if (reset_) {
+  if (done_) {
     try {
-      expect_reply(requests_[0], REDIS_REPLY_INTEGER, name_);
+      expect_reply(requests_[0], reply_type_, name_);
     } catch (const Error& e) {
-      guarded([&] { reset_(&e); });
+      guarded([&] { done_(&e); });
       delete this;
       return;
     }
-    guarded([&] { reset_(nullptr); });
+    guarded([&] { done_(nullptr); });
   } else if (one_) {
     Decision d;
     try {

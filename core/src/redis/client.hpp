@@ -30,12 +30,16 @@ class RedisClient {
 class ClientHolder {
  public:
   using Factory = std::function<std::unique_ptr<RedisClient>(IoLoop& loop)>;
-  explicit ClientHolder(Factory factory) : factory_(std::move(factory)) {}
+  ClientHolder(Factory factory, std::string name)
+      : factory_(std::move(factory)), closed_message_(std::move(name) + ": the store was closed") {}
   ~ClientHolder();  // closes this process's client on its loop
 
-  // Sends the requests (their owner and deadline set) to the client, on the loop thread.
+  // Sends the requests (their owner and deadline set) to the client, on the loop thread; after close(), fails
+  // them at once.
   void submit(std::vector<RedisRequest*> requests);
   void submit(RedisRequest* request);
+  // Closes this process's client: its calls in flight fail, and so do later ones.
+  void close();
 
  private:
   struct Generation {
@@ -45,8 +49,12 @@ class ClientHolder {
   };
   Generation* current();
 
+  void release(Generation* g);
+
   Factory factory_;
   std::atomic<Generation*> current_{nullptr};
+  std::atomic<bool> closed_{false};
+  std::string closed_message_;  // set before closed_
 };
 
 // Turns one store call into requests and their replies into the caller's answer; deletes itself when done.
@@ -57,7 +65,8 @@ class Exchange final : public RequestOwner {
 
   static Exchange* for_decision(size_t n, DecisionCallback done);
   static Exchange* for_decisions(size_t n, DecisionsCallback done);
-  static Exchange* for_reset(DoneCallback done);
+  // A command whose answer is only "done": a reply of `reply_type` (REDIS_REPLY_INTEGER for DEL, _STATUS for PING).
+  static Exchange* for_done(DoneCallback done, int reply_type);
 
   RedisRequest& request(size_t i) { return requests_[i]; }
   size_t size() const { return requests_.size(); }
@@ -75,7 +84,8 @@ class Exchange final : public RequestOwner {
   std::string name_;
   DecisionCallback one_;
   DecisionsCallback many_;
-  DoneCallback reset_;
+  DoneCallback done_;
+  int reply_type_ = 0;
 };
 
 }  // namespace ratewarden

@@ -5,6 +5,7 @@
 #include "cluster_client.hpp"
 #include "commands.hpp"
 #include "key_slot.hpp"
+#include "resp.hpp"
 #include "ratewarden/errors.hpp"
 
 namespace ratewarden {
@@ -19,9 +20,11 @@ ClusterStore::ClusterStore(ClusterStoreOptions options) : options_(std::move(opt
     if (seed.second < 1 || seed.second > 65535) throw InvalidArgument("port must be between 1 and 65535");
   name_ = describe();
   std::shared_ptr<TlsContext> tls = make_tls(options_);
-  client_ = std::make_unique<ClientHolder>([options = options_, tls, name = name_](IoLoop& loop) {
-    return std::make_unique<ClusterClient>(loop, options, tls, name);
-  });
+  client_ = std::make_unique<ClientHolder>(
+      [options = options_, tls, name = name_](IoLoop& loop) {
+        return std::make_unique<ClusterClient>(loop, options, tls, name);
+      },
+      name_);
 }
 
 ClusterStore::~ClusterStore() = default;
@@ -53,13 +56,24 @@ void ClusterStore::decide_many_async(const StoreCall* calls, size_t n, Decisions
 }
 
 void ClusterStore::reset_async(const std::string* keys, size_t count, std::string_view, DoneCallback done) {
-  std::unique_ptr<Exchange> e(Exchange::for_reset(std::move(done)));
+  std::unique_ptr<Exchange> e(Exchange::for_done(std::move(done), REDIS_REPLY_INTEGER));
   build_delete(e->request(0), keys, count);
   e->request(0).slot = key_slot(keys[0]);
   RedisRequest* r = e->prepare(options_.timeout_us, name_)[0];
   e.release();
   client_->submit(r);
 }
+
+void ClusterStore::check_async(DoneCallback done) {
+  std::unique_ptr<Exchange> e(Exchange::for_done(std::move(done), REDIS_REPLY_STATUS));
+  RespWriter(e->request(0).command, 1).arg("PING");
+  e->request(0).slot = 0;
+  RedisRequest* r = e->prepare(options_.timeout_us, name_)[0];
+  e.release();
+  client_->submit(r);
+}
+
+void ClusterStore::close() { client_->close(); }
 
 std::string ClusterStore::describe() const {
   if (!options_.unix_paths.empty()) {

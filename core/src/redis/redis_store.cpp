@@ -36,9 +36,9 @@ RedisStore::RedisStore(RedisStoreOptions options) : options_(std::move(options))
   endpoint.db = options_.db;
   const int pool = options_.pool;
   const CircuitOptions circuit = circuit_of(options_);
-  client_ = std::make_unique<ClientHolder>([endpoint, pool, circuit](IoLoop& loop) {
-    return std::make_unique<SingleNodeClient>(loop, endpoint, pool, circuit);
-  });
+  client_ = std::make_unique<ClientHolder>(
+      [endpoint, pool, circuit](IoLoop& loop) { return std::make_unique<SingleNodeClient>(loop, endpoint, pool, circuit); },
+      name_);
 }
 
 RedisStore::~RedisStore() = default;
@@ -66,12 +66,22 @@ void RedisStore::decide_many_async(const StoreCall* calls, size_t n, DecisionsCa
 }
 
 void RedisStore::reset_async(const std::string* keys, size_t count, std::string_view, DoneCallback done) {
-  std::unique_ptr<Exchange> e(Exchange::for_reset(std::move(done)));
+  std::unique_ptr<Exchange> e(Exchange::for_done(std::move(done), REDIS_REPLY_INTEGER));
   build_delete(e->request(0), keys, count);
   RedisRequest* r = e->prepare(options_.timeout_us, name_)[0];
   e.release();
   client_->submit(r);
 }
+
+void RedisStore::check_async(DoneCallback done) {
+  std::unique_ptr<Exchange> e(Exchange::for_done(std::move(done), REDIS_REPLY_STATUS));
+  RespWriter(e->request(0).command, 1).arg("PING");
+  RedisRequest* r = e->prepare(options_.timeout_us, name_)[0];
+  e.release();
+  client_->submit(r);
+}
+
+void RedisStore::close() { client_->close(); }
 
 std::string RedisStore::describe() const {
   if (!options_.unix_path.empty())
