@@ -26,14 +26,10 @@ void guarded(F&& f) {
 
 }  // namespace
 
-ClientHolder::~ClientHolder() { release(current_.exchange(nullptr, std::memory_order_acq_rel)); }
-
-void ClientHolder::close() {
-  closed_.store(true, std::memory_order_release);
-  release(current_.exchange(nullptr, std::memory_order_acq_rel));
-}
-
-void ClientHolder::release(Generation* g) {
+// No call can race with the destructor (the store is going): the client goes after every task already posted
+// for it, at the end of a turn of the loop.
+ClientHolder::~ClientHolder() {
+  Generation* g = current_.load(std::memory_order_acquire);
   if (g == nullptr) return;
   if (g->fork_generation != fork_generation()) {  // the parent's: nothing of it is ours to close
     abandon(g);
@@ -47,6 +43,15 @@ void ClientHolder::release(Generation* g) {
     loop->defer([client] { delete client; });
   });
   delete g;
+}
+
+// Calls may race with close(): the client stays (until the destructor) and fails what still reaches it.
+void ClientHolder::close() {
+  closed_.store(true, std::memory_order_release);
+  Generation* g = current_.load(std::memory_order_acquire);
+  if (g == nullptr || g->fork_generation != fork_generation()) return;
+  RedisClient* client = g->client;
+  g->loop->post([client] { client->close(); });
 }
 
 ClientHolder::Generation* ClientHolder::current() {
@@ -65,7 +70,7 @@ ClientHolder::Generation* ClientHolder::current() {
   }
   delete fresh->client;  // another thread made this process's client first; this one never ran
   delete fresh;
-  return seen;
+  return seen;  // not null: current_ only ever moves to a newer generation
 }
 
 void ClientHolder::submit(std::vector<RedisRequest*> requests) {

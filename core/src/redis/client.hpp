@@ -21,7 +21,7 @@ class RedisClient {
  public:
   virtual ~RedisClient() = default;
   virtual void route(RedisRequest* request) = 0;
-  // The store is closing: fail everything in flight, close the connections.
+  // The store is closing: fail everything in flight, close the connections, and fail what is routed later.
   virtual void close() = 0;
 };
 
@@ -48,8 +48,6 @@ class ClientHolder {
     RedisClient* client;
   };
   Generation* current();
-
-  void release(Generation* g);
 
   Factory factory_;
   std::atomic<Generation*> current_{nullptr};

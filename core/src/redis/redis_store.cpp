@@ -17,11 +17,19 @@ class SingleNodeClient final : public RedisClient {
  public:
   SingleNodeClient(IoLoop& loop, RedisEndpoint endpoint, int pool, CircuitOptions circuit)
       : node_(loop, std::move(endpoint), pool, circuit) {}
-  void route(RedisRequest* request) override { node_.send(request); }
-  void close() override { node_.close("the store was closed"); }
+  void route(RedisRequest* request) override {
+    if (!closed_) return node_.send(request);
+    request->fail(ErrorCode::store_unavailable, node_.name() + ": the store was closed");
+    request->owner->on_done(*request);
+  }
+  void close() override {
+    closed_ = true;
+    node_.close("the store was closed");
+  }
 
  private:
   RedisNode node_;
+  bool closed_ = false;
 };
 
 }  // namespace
