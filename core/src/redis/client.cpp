@@ -83,6 +83,10 @@ void ClientHolder::submit(std::vector<RedisRequest*> requests) {
   }
   Generation* g = current();
   RedisClient* client = g->client;
+  if (IoLoop::on_loop_thread()) {  // a call made from a completion: routed now, it leaves with this turn's output
+    for (RedisRequest* r : requests) client->route(r);
+    return;
+  }
   g->loop->post([client, requests = std::move(requests)] {
     for (RedisRequest* r : requests) client->route(r);
   });
@@ -96,6 +100,10 @@ void ClientHolder::submit(RedisRequest* request) {
   }
   Generation* g = current();
   RedisClient* client = g->client;
+  if (IoLoop::on_loop_thread()) {
+    client->route(request);
+    return;
+  }
   g->loop->post([client, request] { client->route(request); });
 }
 

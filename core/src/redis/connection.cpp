@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <vector>
 
 #include "io/callback_thread.hpp"
 #include "io/fork_guard.hpp"
@@ -433,13 +434,17 @@ void RedisConnection::expire(int64_t now_us) {
   }
   // A server that answers, but too slowly for some calls (others' calls queued before them): those calls fail with
   // a timeout; the connection stays, and drops their replies when they come.
+  // Told after the scan: a callback may send a new request on this very connection.
+  std::vector<RedisRequest*> late;
   for (RedisRequest*& r : waiting_) {
     if (r == nullptr) continue;
     if (r->deadline_us > now_us) break;
-    RedisRequest* late = r;
+    late.push_back(r);
     r = nullptr;
-    late->fail(ErrorCode::store_timeout, endpoint_.name + ": no reply within the timeout (the server is busy)");
-    listener_.on_failure(late, false, false);
+  }
+  for (RedisRequest* r : late) {
+    r->fail(ErrorCode::store_timeout, endpoint_.name + ": no reply within the timeout (the server is busy)");
+    listener_.on_failure(r, false, false);
   }
   // Not sent yet (still connecting): only the ones out of time fail.
   while (!queued_.empty() && queued_.front()->deadline_us <= now_us) {
