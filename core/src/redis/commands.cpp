@@ -31,8 +31,7 @@ void build_script_call(RedisRequest& req, const StoreCall& call, const std::stri
   w.arg(call.cost).arg(call.mode == Mode::hit ? "1" : "0").arg(now);
   for (size_t i = 0; i < call.count; ++i) {
     const Policy& p = call.policies[i];
-    const int64_t extra = p.uses_burst() ? p.burst : p.algorithm == Algorithm::sliding_window ? p.buckets : 0;
-    w.arg(p.limit).arg(p.period_us).arg(extra);
+    w.arg(p.limit).arg(p.period_us).arg(p.option_value());
   }
 }
 

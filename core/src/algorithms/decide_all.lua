@@ -1,4 +1,4 @@
--- The main body: decide for every policy of the key at once (memory_store.cpp's multi-policy path).
+-- The main body: decide for every policy of the key at once, the twin of decide_all.cpp.
 -- A decision is {allowed, limit, remaining, reset_after, retry_after, used}.
 
 -- Peek every policy; only if the call is a hit that all of them allow, charge and save each one.
@@ -17,7 +17,7 @@ if hit and all_allowed then
   end
 end
 
--- combine.cpp: among the policies that agree with the outcome, the largest retry_after, then the lowest
+-- combine_decisions: among the policies that agree with the outcome, the largest retry_after, then the lowest
 -- remaining, then the first (so allowed reports the lowest remaining; denied, the policy holding back longest).
 local chosen
 for i = 1, n do
