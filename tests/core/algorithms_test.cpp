@@ -137,14 +137,21 @@ TEST(TokenBucketAndGcra, AdmitTheSameHits) {
   }
 }
 
+// The decision of policy `index`, as combine_decisions reports it.
+Decision reported(Decision d, int32_t index) {
+  d.policy_index = index;
+  return d;
+}
+
 TEST(CombineDecisions, ReportsTheBindingPolicy) {
   Decision a{true, 10, 7, 1000, 0, 3}, b{true, 100, 2, 5000, 0, 98}, b2{true, 50, 2, 9000, 0, 48};
-  EXPECT_EQ(combine_decisions({a, b}), b);
-  EXPECT_EQ(combine_decisions({a, b, b2}), b);  // ties go to the first
+  EXPECT_EQ(combine_decisions({a, b}), reported(b, 1));
+  EXPECT_EQ(combine_decisions({a, b, b2}), reported(b, 1));  // ties go to the first
   Decision c{false, 10, 0, 1000, 400, 10}, d{false, 100, 0, 5000, 900, 100};
-  EXPECT_EQ(combine_decisions({a, c, d}), d);  // the longest wait
+  EXPECT_EQ(combine_decisions({a, c, d}), reported(d, 2));  // the longest wait
   Decision e{false, 20, 1, 900, 900, 19};
-  EXPECT_EQ(combine_decisions({e, d}), d);  // equal waits: the lowest remaining
+  EXPECT_EQ(combine_decisions({e, d}), reported(d, 1));  // equal waits: the lowest remaining
+  EXPECT_EQ(combine_decisions({d, a}), reported(d, 0));  // a denial reports a denying policy
 }
 
 // decide_all on states of its own: a denial by one policy charges none; an allowed hit charges all.
@@ -154,12 +161,12 @@ TEST(DecideAll, ChargesAllOrNone) {
   AlgorithmState* states[] = {&s0, &s1};
   int64_t expires[2];
   auto hit = [&](int64_t now) { return decide_all(policies.data(), states, 2, now, 1, Mode::hit, expires); };
-  EXPECT_EQ(hit(kT0), (Decision{true, 2, 1, kS, 0, 1}));
-  EXPECT_EQ(hit(kT0), (Decision{true, 2, 0, kS, 0, 2}));
+  EXPECT_EQ(hit(kT0), (Decision{true, 2, 1, kS, 0, 1, 0}));
+  EXPECT_EQ(hit(kT0), (Decision{true, 2, 0, kS, 0, 2, 0}));
   EXPECT_EQ(expires[1], kT0 + 10 * kS);
-  EXPECT_EQ(hit(kT0 + kS), (Decision{true, 3, 0, 9 * kS, 0, 3}));
+  EXPECT_EQ(hit(kT0 + kS), (Decision{true, 3, 0, 9 * kS, 0, 3, 1}));
   const Decision denied = hit(kT0 + kS);  // the 1 s window allows it, the 10 s one does not: nothing is charged
-  EXPECT_EQ(denied, (Decision{false, 3, 0, 9 * kS, 9 * kS, 3}));
+  EXPECT_EQ(denied, (Decision{false, 3, 0, 9 * kS, 9 * kS, 3, 1}));
   EXPECT_EQ(std::get<FixedWindowState>(s0).count, 1);
   EXPECT_EQ(decide_all(policies.data(), states, 2, kT0 + kS, 1, Mode::peek, expires), denied);
 }

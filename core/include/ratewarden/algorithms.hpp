@@ -75,8 +75,8 @@ AlgorithmState fresh_state(Algorithm algorithm);
 // Runs policy.algorithm's function on `state`, which must hold that algorithm's alternative.
 Outcome evaluate(AlgorithmState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode);
 
-// Several policies on one key: the reported decision (docs/algorithms.md, "Several policies on one key").
-// `decisions` holds one decision per policy, all from the same mode.
+// Several policies on one key: the reported decision (docs/algorithms.md, "Several policies on one key"), with its
+// policy_index. `decisions` holds one decision per policy, all from the same mode.
 Decision combine_decisions(const std::vector<Decision>& decisions);
 
 // One call on every policy of one key, as every store decides it (the twin of decide_all.lua, which the Redis

@@ -10,15 +10,19 @@ namespace ratewarden {
 Decision combine_decisions(const std::vector<Decision>& decisions) {
   bool allowed = true;
   for (const Decision& d : decisions) allowed = allowed && d.allowed;
-  const Decision* chosen = nullptr;
-  for (const Decision& d : decisions) {
+  const size_t none = decisions.size();
+  size_t chosen = none;
+  for (size_t i = 0; i < decisions.size(); ++i) {
+    const Decision& d = decisions[i];
     if (d.allowed != allowed) continue;  // a denial reports a denying policy
     // Earlier policies win ties.
-    if (chosen == nullptr || std::make_tuple(-d.retry_after_us, d.remaining) <
-                                 std::make_tuple(-chosen->retry_after_us, chosen->remaining))
-      chosen = &d;
+    if (chosen == none || std::make_tuple(-d.retry_after_us, d.remaining) <
+                              std::make_tuple(-decisions[chosen].retry_after_us, decisions[chosen].remaining))
+      chosen = i;
   }
-  return *chosen;
+  Decision out = decisions[chosen];
+  out.policy_index = static_cast<int32_t>(chosen);
+  return out;
 }
 
 Decision decide_all(const Policy* policies, AlgorithmState* const* states, size_t count, int64_t now, int64_t cost,

@@ -19,11 +19,11 @@ end
 
 -- combine_decisions: among the policies that agree with the outcome, the largest retry_after, then the lowest
 -- remaining, then the first (so allowed reports the lowest remaining; denied, the policy holding back longest).
-local chosen
+local chosen, index
 for i = 1, n do
   local d = decisions[i]
   if d[1] == all_allowed and (chosen == nil or d[5] > chosen[5] or (d[5] == chosen[5] and d[3] < chosen[3])) then
-    chosen = d
+    chosen, index = d, i
   end
 end
-return {chosen[1] and 1 or 0, chosen[2], chosen[3], chosen[4], chosen[5], chosen[6]}
+return {chosen[1] and 1 or 0, chosen[2], chosen[3], chosen[4], chosen[5], chosen[6], index - 1}
