@@ -17,10 +17,12 @@ from typing import Iterator, List
 
 import pytest
 
+from ratewarden import _native
+
 HERE = Path(__file__).resolve().parent
 LIMIT = 1000
 HITS = 300  # per process: 6 processes send 1800 hits for 1000 places
-ALGORITHMS = ["fixed_window", "sliding_log", "sliding_window", "token_bucket", "gcra"]
+ALGORITHMS = _native.algorithms()
 POLICY = f"{LIMIT}/hour"  # long enough that nothing refills or expires during the test
 
 
