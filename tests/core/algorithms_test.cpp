@@ -1,5 +1,6 @@
 // The algorithm functions on their own, with a frozen clock, plus properties checked over random traffic.
 #include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -107,17 +108,21 @@ TEST_P(Properties, HoldOverRandomTraffic) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Algorithms, Properties,
-    ::testing::Values(PropertyCase{Algorithm::fixed_window, "10/s", {}, {}},
-                      PropertyCase{Algorithm::sliding_log, "10/s", {}, {}},
-                      PropertyCase{Algorithm::sliding_window, "10/s", {}, {}},
-                      PropertyCase{Algorithm::sliding_window, "17/7s", {}, 1},
-                      PropertyCase{Algorithm::sliding_window, "100/1s", {}, 7},
-                      PropertyCase{Algorithm::token_bucket, "7/minute", 3, {}},
-                      PropertyCase{Algorithm::token_bucket, "10/s", 25, {}},
-                      PropertyCase{Algorithm::gcra, "7/minute", 3, {}},
-                      PropertyCase{Algorithm::gcra, "10/s", 25, {}}));
+// Every algorithm of the table with its defaults, plus options and rates that stress the arithmetic.
+std::vector<PropertyCase> property_cases() {
+  std::vector<PropertyCase> out;
+  for (const AlgorithmInfo& a : kAlgorithms) out.push_back({a.algorithm, "10/s", {}, {}});
+  const std::vector<PropertyCase> more = {{Algorithm::sliding_window, "17/7s", {}, 1},
+                                          {Algorithm::sliding_window, "100/1s", {}, 7},
+                                          {Algorithm::token_bucket, "7/minute", 3, {}},
+                                          {Algorithm::token_bucket, "10/s", 25, {}},
+                                          {Algorithm::gcra, "7/minute", 3, {}},
+                                          {Algorithm::gcra, "10/s", 25, {}}};
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, Properties, ::testing::ValuesIn(property_cases()));
 
 // gcra keeps one number where token_bucket keeps two; both must decide identically.
 TEST(TokenBucketAndGcra, AdmitTheSameHits) {
