@@ -8,16 +8,8 @@
 namespace ratewarden {
 namespace {
 
-// The tail of a storage key after the user key (docs/key-format.md). The optional last field keeps apart states that
-// an option changes: a burst other than the limit, a bucket count other than the default.
-std::string key_suffix(const Policy& p) {
-  std::string s = "}:";
-  s += algorithm_name(p.algorithm);
-  s += ":" + std::to_string(p.limit) + ":" + std::to_string(p.period_us / 1000);
-  if (p.uses_burst() && p.burst != p.limit) s += ":" + std::to_string(p.burst);
-  if (p.algorithm == Algorithm::sliding_window && p.buckets != kDefaultBuckets) s += ":" + std::to_string(p.buckets);
-  return s;
-}
+// The tail of a storage key after the user key (docs/key-format.md).
+std::string key_suffix(const Policy& p) { return "}:" + storage_name(p); }
 
 // Fail-closed denials ask the client to come back soon: the store may be back by then.
 constexpr int64_t kFailClosedRetryUs = 1000000;

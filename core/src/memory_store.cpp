@@ -8,7 +8,6 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <variant>
 
 #include "ratewarden/algorithms.hpp"
 #include "ratewarden/errors.hpp"
@@ -16,36 +15,11 @@
 namespace ratewarden {
 namespace {
 
-using State = std::variant<FixedWindowState, SlidingLogState, SlidingWindowState, TokenBucketState, GcraState>;
-
 struct Node {
   std::string key;
-  State state;
+  AlgorithmState state;
   int64_t expires_at_us;
 };
-
-State fresh_state(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::fixed_window: return FixedWindowState{};
-    case Algorithm::sliding_log: return SlidingLogState{};
-    case Algorithm::sliding_window: return SlidingWindowState{};
-    case Algorithm::token_bucket: return TokenBucketState{};
-    case Algorithm::gcra: return GcraState{};
-  }
-  return FixedWindowState{};
-}
-
-Outcome run(State& state, int64_t now, const Policy& p, int64_t cost, Mode mode) {
-  // The storage key names the algorithm, so a stored state always holds that algorithm's alternative.
-  switch (p.algorithm) {
-    case Algorithm::fixed_window: return fixed_window(std::get<FixedWindowState>(state), now, p, cost, mode);
-    case Algorithm::sliding_log: return sliding_log(std::get<SlidingLogState>(state), now, p, cost, mode);
-    case Algorithm::sliding_window: return sliding_window(std::get<SlidingWindowState>(state), now, p, cost, mode);
-    case Algorithm::token_bucket: return token_bucket(std::get<TokenBucketState>(state), now, p, cost, mode);
-    case Algorithm::gcra: return gcra(std::get<GcraState>(state), now, p, cost, mode);
-  }
-  throw Error(ErrorCode::internal, "unknown algorithm");
-}
 
 constexpr size_t kDefaultShards = 256;
 constexpr size_t kMinKeysPerShard = 64;
@@ -88,7 +62,7 @@ struct alignas(64) MemoryStore::Shard {
 
   void note_expiry(int64_t expires_at) { min_expiry_us = std::min(min_expiry_us, expires_at); }
 
-  void insert(std::string_view key, State&& state, int64_t expires_at, int64_t now) {
+  void insert(std::string_view key, AlgorithmState&& state, int64_t expires_at, int64_t now) {
     if (lru.size() >= capacity) make_room(now);
     lru.push_front(Node{std::string(key), std::move(state), expires_at});
     index.emplace(std::string_view(lru.front().key), lru.begin());
@@ -143,64 +117,53 @@ Decision MemoryStore::decide(const StoreCall& call) {
   const int64_t now = options_.clock();
 
   if (call.count == 1) {
-    const Policy& p = call.policies[0];
+    // The common case, without the scratch space below.
     auto node = shard.find(call.keys[0], now);
+    AlgorithmState fresh;
+    if (node == shard.lru.end()) fresh = fresh_state(call.policies[0].algorithm);
+    AlgorithmState* state = node != shard.lru.end() ? &node->state : &fresh;
+    int64_t expires_at = 0;
+    const Decision d = decide_all(call.policies, &state, 1, now, call.cost, call.mode, &expires_at);
+    const bool charged = call.mode == Mode::hit && d.allowed;
     if (node != shard.lru.end()) {
-      Outcome out = run(node->state, now, p, call.cost, call.mode);
-      node->expires_at_us = out.expires_at_us;
-      shard.note_expiry(out.expires_at_us);
-      if (call.mode == Mode::hit && out.decision.allowed) shard.touch(node);
-      return out.decision;
+      node->expires_at_us = expires_at;
+      shard.note_expiry(expires_at);
+      if (charged) shard.touch(node);
+    } else if (charged) {
+      shard.insert(call.keys[0], std::move(fresh), expires_at, now);
     }
-    State state = fresh_state(p.algorithm);
-    Outcome out = run(state, now, p, call.cost, call.mode);
-    if (call.mode == Mode::hit && out.decision.allowed)
-      shard.insert(call.keys[0], std::move(state), out.expires_at_us, now);
-    return out.decision;
+    return d;
   }
 
-  // Several policies: peek all, then charge all only if every one allows.
   // Scratch space kept per thread: a multi-policy call allocates nothing once the thread has made one.
   thread_local std::vector<Shard::List::iterator> nodes;
-  thread_local std::vector<State> fresh;
-  thread_local std::vector<Decision> decisions;
+  thread_local std::vector<AlgorithmState> fresh;
+  thread_local std::vector<AlgorithmState*> states;
   thread_local std::vector<int64_t> expiries;
   const auto none = shard.lru.end();
   nodes.assign(call.count, none);
   fresh.resize(call.count);
-  decisions.resize(call.count);
+  states.resize(call.count);
   expiries.resize(call.count);
-  auto state_of = [&](size_t i) -> State& { return nodes[i] != none ? nodes[i]->state : fresh[i]; };
   for (size_t i = 0; i < call.count; ++i) {
     nodes[i] = shard.find(call.keys[i], now);
     if (nodes[i] == none) fresh[i] = fresh_state(call.policies[i].algorithm);
+    states[i] = nodes[i] != none ? &nodes[i]->state : &fresh[i];
   }
-  for (size_t i = 0; i < call.count; ++i) {
-    Outcome out = run(state_of(i), now, call.policies[i], call.cost, Mode::peek);
-    decisions[i] = out.decision;
-    expiries[i] = out.expires_at_us;
-  }
-  const bool charge = call.mode == Mode::hit &&
-                      std::all_of(decisions.begin(), decisions.end(), [](const Decision& d) { return d.allowed; });
-  if (charge) {
-    for (size_t i = 0; i < call.count; ++i) {
-      Outcome out = run(state_of(i), now, call.policies[i], call.cost, Mode::hit);
-      decisions[i] = out.decision;
-      expiries[i] = out.expires_at_us;
-    }
-  }
+  const Decision d = decide_all(call.policies, states.data(), call.count, now, call.cost, call.mode, expiries.data());
+  const bool charged = call.mode == Mode::hit && d.allowed;
   // Update and touch the stored nodes before inserting the new ones, so that making room never evicts them.
   for (size_t i = 0; i < call.count; ++i) {
     if (nodes[i] == none) continue;
     nodes[i]->expires_at_us = expiries[i];
     shard.note_expiry(expiries[i]);
-    if (charge) shard.touch(nodes[i]);
+    if (charged) shard.touch(nodes[i]);
   }
-  if (charge) {
+  if (charged) {
     for (size_t i = 0; i < call.count; ++i)
       if (nodes[i] == none) shard.insert(call.keys[i], std::move(fresh[i]), expiries[i], now);
   }
-  return combine_decisions(decisions);
+  return d;
 }
 
 void MemoryStore::reset(const std::string* keys, size_t count, std::string_view tag) {

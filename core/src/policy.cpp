@@ -7,33 +7,59 @@
 namespace ratewarden {
 namespace {
 
-constexpr Algorithm kAlgorithms[] = {Algorithm::fixed_window, Algorithm::sliding_log, Algorithm::sliding_window,
-                                     Algorithm::token_bucket, Algorithm::gcra};
-
 std::string period_text(int64_t period_us) {
   int64_t ms = period_us / 1000;
   if (ms % 1000 != 0) return std::to_string(ms) + "ms";
   return std::to_string(ms / 1000) + "s";
 }
 
-}  // namespace
-
-std::string_view algorithm_name(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::fixed_window: return "fixed_window";
-    case Algorithm::sliding_log: return "sliding_log";
-    case Algorithm::sliding_window: return "sliding_window";
-    case Algorithm::token_bucket: return "token_bucket";
-    case Algorithm::gcra: return "gcra";
+// The names of the algorithms that take `option`: "a", "a and b", "a, b and c".
+std::string names_taking(AlgorithmOption option) {
+  std::vector<std::string_view> names;
+  for (const AlgorithmInfo& a : kAlgorithms)
+    if (a.option == option) names.push_back(a.name);
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
   }
-  return "unknown";
+  return out;
 }
 
+bool option_is_default(const Policy& p) {
+  switch (algorithm_info(p.algorithm).option) {
+    case AlgorithmOption::none: return true;
+    case AlgorithmOption::burst: return p.burst == p.limit;
+    case AlgorithmOption::buckets: return p.buckets == kDefaultBuckets;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view algorithm_name(Algorithm algorithm) { return algorithm_info(algorithm).name; }
+
 Algorithm parse_algorithm(std::string_view name) {
-  for (Algorithm a : kAlgorithms)
-    if (algorithm_name(a) == name) return a;
-  throw InvalidArgument("unknown algorithm \"" + std::string(name.substr(0, 100)) +
-                        "\": expected one of fixed_window, sliding_log, sliding_window, token_bucket, gcra");
+  for (const AlgorithmInfo& a : kAlgorithms)
+    if (a.name == name) return a.algorithm;
+  std::string expected;
+  for (const AlgorithmInfo& a : kAlgorithms) expected += (expected.empty() ? "" : ", ") + std::string(a.name);
+  throw InvalidArgument("unknown algorithm \"" + std::string(name.substr(0, 100)) + "\": expected one of " + expected);
+}
+
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const AlgorithmInfo& a : kAlgorithms) names.emplace_back(a.name);
+  return names;
+}
+
+int64_t Policy::option_value() const {
+  switch (algorithm_info(algorithm).option) {
+    case AlgorithmOption::none: return 0;
+    case AlgorithmOption::burst: return burst;
+    case AlgorithmOption::buckets: return buckets;
+  }
+  return 0;
 }
 
 std::vector<Policy> make_policies(const std::vector<Rate>& rates, const PolicyOptions& options) {
@@ -43,15 +69,15 @@ std::vector<Policy> make_policies(const std::vector<Rate>& rates, const PolicyOp
   base.algorithm = options.algorithm;
   if (options.burst) {
     if (!base.uses_burst())
-      throw InvalidArgument("burst applies to token_bucket and gcra, not to " + algo);
+      throw InvalidArgument("burst applies to " + names_taking(AlgorithmOption::burst) + ", not to " + algo);
     if (rates.size() > 1)
       throw InvalidArgument("burst needs a single rate limit; got " + std::to_string(rates.size()));
     if (*options.burst < 1 || *options.burst > kMaxLimit)
       throw InvalidArgument("burst must be between 1 and 1000000000, got " + std::to_string(*options.burst));
   }
   if (options.buckets) {
-    if (options.algorithm != Algorithm::sliding_window)
-      throw InvalidArgument("buckets applies to sliding_window, not to " + algo);
+    if (!base.uses_buckets())
+      throw InvalidArgument("buckets applies to " + names_taking(AlgorithmOption::buckets) + ", not to " + algo);
     if (*options.buckets < 1 || *options.buckets > kMaxBuckets)
       throw InvalidArgument("buckets must be between 1 and 1000, got " + std::to_string(*options.buckets));
   }
@@ -65,11 +91,11 @@ std::vector<Policy> make_policies(const std::vector<Rate>& rates, const PolicyOp
     if (p.period_us < 1000 || p.period_us > kMaxPeriodUs || p.period_us % 1000 != 0)
       throw InvalidArgument("period must be a whole number of milliseconds between 1 ms and 3650 days");
     p.burst = p.uses_burst() ? options.burst.value_or(p.limit) : 0;
-    p.buckets = options.algorithm == Algorithm::sliding_window ? options.buckets.value_or(kDefaultBuckets) : 0;
+    p.buckets = p.uses_buckets() ? options.buckets.value_or(kDefaultBuckets) : 0;
     if (p.uses_burst() && p.burst > kMaxToleranceUs / p.interval_us())
       throw InvalidArgument("burst x period / limit is too large for " + describe(p) + " (at most 2^50 µs)");
-    if (p.algorithm == Algorithm::sliding_window && p.bucket_width_us() > kMaxBucketWidthUs)
-      throw InvalidArgument("sliding_window buckets of " + describe(p) + " would be over 104 days wide; use more "
+    if (p.uses_buckets() && p.bucket_width_us() > kMaxBucketWidthUs)
+      throw InvalidArgument(algo + " buckets of " + describe(p) + " would be over 104 days wide; use more "
                             "buckets (" + std::to_string(p.buckets) + " now) or another algorithm");
     policies.push_back(p);
   }
@@ -78,6 +104,13 @@ std::vector<Policy> make_policies(const std::vector<Rate>& rates, const PolicyOp
 
 std::string describe(const Policy& policy) {
   return std::to_string(policy.limit) + "/" + period_text(policy.period_us);
+}
+
+std::string storage_name(const Policy& policy) {
+  std::string s(algorithm_name(policy.algorithm));
+  s += ":" + std::to_string(policy.limit) + ":" + std::to_string(policy.period_us / 1000);
+  if (!option_is_default(policy)) s += ":" + std::to_string(policy.option_value());
+  return s;
 }
 
 }  // namespace ratewarden

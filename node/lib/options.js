@@ -2,8 +2,9 @@
 // Validation of the Limiter's options: every message names the option.
 
 const { invalidArgument } = require('./errors');
+const native = require('./native');
 
-const ALGORITHMS = ['fixed_window', 'sliding_log', 'sliding_window', 'token_bucket', 'gcra'];
+const ALGORITHMS = native.algorithms(); // the core's table of algorithms
 const ON_STORE_ERROR = ['raise', 'allow', 'deny'];
 const KNOWN = ['policy', 'store', 'algorithm', 'burst', 'buckets', 'prefix', 'onStoreError'];
 
@@ -60,4 +61,4 @@ function checkKey(key, caller) {
   }
 }
 
-module.exports = { limiterOptions, costOf, checkKey, ALGORITHMS };
+module.exports = { limiterOptions, costOf, checkKey };

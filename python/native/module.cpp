@@ -1,8 +1,10 @@
 // ratewarden._native: the core library for the pure-Python package. Private; the API is ratewarden/__init__.py.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "bindings.hpp"
 #include "errors.hpp"
+#include "ratewarden/policy.hpp"
 #include "ratewarden/version.hpp"
 
 PYBIND11_MODULE(_native, m) {
@@ -15,5 +17,6 @@ PYBIND11_MODULE(_native, m) {
   rp::bind_testing(m);
   rp::bind_async(m);
   m.def("version", &ratewarden::version, "The core library's version, \"major.minor.patch\".");
+  m.def("algorithms", &ratewarden::algorithm_names, "The names of the core's table of algorithms, in its order.");
   m.attr("KEY_FORMAT_VERSION") = RATEWARDEN_KEY_FORMAT_VERSION;
 }

@@ -1,6 +1,6 @@
 // The algorithm functions on their own, with a frozen clock, plus properties checked over random traffic.
 #include <random>
-#include <variant>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -62,32 +62,6 @@ TEST(Gcra, BurstThenSteadyRate) {
 }
 
 // Random traffic against every algorithm: after each call the state is copied, and properties are checked on it.
-using AnyState = std::variant<FixedWindowState, SlidingLogState, SlidingWindowState, TokenBucketState, GcraState>;
-
-Outcome step(AnyState& s, int64_t now, const Policy& p, int64_t cost, Mode mode) {
-  return std::visit(
-      [&](auto& st) -> Outcome {
-        using T = std::decay_t<decltype(st)>;
-        if constexpr (std::is_same_v<T, FixedWindowState>) return fixed_window(st, now, p, cost, mode);
-        if constexpr (std::is_same_v<T, SlidingLogState>) return sliding_log(st, now, p, cost, mode);
-        if constexpr (std::is_same_v<T, SlidingWindowState>) return sliding_window(st, now, p, cost, mode);
-        if constexpr (std::is_same_v<T, TokenBucketState>) return token_bucket(st, now, p, cost, mode);
-        if constexpr (std::is_same_v<T, GcraState>) return gcra(st, now, p, cost, mode);
-      },
-      s);
-}
-
-AnyState fresh(Algorithm a) {
-  switch (a) {
-    case Algorithm::fixed_window: return FixedWindowState{};
-    case Algorithm::sliding_log: return SlidingLogState{};
-    case Algorithm::sliding_window: return SlidingWindowState{};
-    case Algorithm::token_bucket: return TokenBucketState{};
-    case Algorithm::gcra: return GcraState{};
-  }
-  return GcraState{};
-}
-
 struct PropertyCase {
   Algorithm algorithm;
   const char* rate;
@@ -101,15 +75,15 @@ TEST_P(Properties, HoldOverRandomTraffic) {
   const PropertyCase& pc = GetParam();
   Policy p = policy(pc.rate, pc.algorithm, pc.burst, pc.buckets);
   std::mt19937_64 rng(42);
-  AnyState s = fresh(pc.algorithm);
+  AlgorithmState s = fresh_state(pc.algorithm);
   int64_t now = kT0 + 777;
   for (int i = 0; i < 20000; ++i) {
     now += std::uniform_int_distribution<int64_t>(0, p.period_us / 4)(rng);
     const int64_t cost = std::uniform_int_distribution<int64_t>(1, p.capacity())(rng);
 
-    AnyState peeked = s;
-    Outcome peek = step(peeked, now, p, cost, Mode::peek);
-    Outcome hit = step(s, now, p, cost, Mode::hit);
+    AlgorithmState peeked = s;
+    Outcome peek = evaluate(peeked, now, p, cost, Mode::peek);
+    Outcome hit = evaluate(s, now, p, cost, Mode::hit);
     // A peek says what the hit decides.
     ASSERT_EQ(peek.decision.allowed, hit.decision.allowed);
     ASSERT_EQ(peek.decision.retry_after_us, hit.decision.retry_after_us);
@@ -122,29 +96,33 @@ TEST_P(Properties, HoldOverRandomTraffic) {
       continue;
     }
     // A denied hit consumes nothing and changes no answer.
-    AnyState again = s;
-    ASSERT_EQ(step(again, now, p, cost, Mode::peek).decision, peek.decision);
+    AlgorithmState again = s;
+    ASSERT_EQ(evaluate(again, now, p, cost, Mode::peek).decision, peek.decision);
     // Retrying at exactly now + retry_after is allowed; one microsecond earlier is not.
     const int64_t retry = hit.decision.retry_after_us;
     ASSERT_GT(retry, 0);
-    AnyState later = s;
-    ASSERT_TRUE(step(later, now + retry, p, cost, Mode::peek).decision.allowed) << "i=" << i;
-    AnyState early = s;
-    ASSERT_FALSE(step(early, now + retry - 1, p, cost, Mode::peek).decision.allowed) << "i=" << i;
+    AlgorithmState later = s;
+    ASSERT_TRUE(evaluate(later, now + retry, p, cost, Mode::peek).decision.allowed) << "i=" << i;
+    AlgorithmState early = s;
+    ASSERT_FALSE(evaluate(early, now + retry - 1, p, cost, Mode::peek).decision.allowed) << "i=" << i;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Algorithms, Properties,
-    ::testing::Values(PropertyCase{Algorithm::fixed_window, "10/s", {}, {}},
-                      PropertyCase{Algorithm::sliding_log, "10/s", {}, {}},
-                      PropertyCase{Algorithm::sliding_window, "10/s", {}, {}},
-                      PropertyCase{Algorithm::sliding_window, "17/7s", {}, 1},
-                      PropertyCase{Algorithm::sliding_window, "100/1s", {}, 7},
-                      PropertyCase{Algorithm::token_bucket, "7/minute", 3, {}},
-                      PropertyCase{Algorithm::token_bucket, "10/s", 25, {}},
-                      PropertyCase{Algorithm::gcra, "7/minute", 3, {}},
-                      PropertyCase{Algorithm::gcra, "10/s", 25, {}}));
+// Every algorithm of the table with its defaults, plus options and rates that stress the arithmetic.
+std::vector<PropertyCase> property_cases() {
+  std::vector<PropertyCase> out;
+  for (const AlgorithmInfo& a : kAlgorithms) out.push_back({a.algorithm, "10/s", {}, {}});
+  const std::vector<PropertyCase> more = {{Algorithm::sliding_window, "17/7s", {}, 1},
+                                          {Algorithm::sliding_window, "100/1s", {}, 7},
+                                          {Algorithm::token_bucket, "7/minute", 3, {}},
+                                          {Algorithm::token_bucket, "10/s", 25, {}},
+                                          {Algorithm::gcra, "7/minute", 3, {}},
+                                          {Algorithm::gcra, "10/s", 25, {}}};
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, Properties, ::testing::ValuesIn(property_cases()));
 
 // gcra keeps one number where token_bucket keeps two; both must decide identically.
 TEST(TokenBucketAndGcra, AdmitTheSameHits) {
@@ -164,14 +142,38 @@ TEST(TokenBucketAndGcra, AdmitTheSameHits) {
   }
 }
 
+// The decision of policy `index`, as combine_decisions reports it.
+Decision reported(Decision d, int32_t index) {
+  d.policy_index = index;
+  return d;
+}
+
 TEST(CombineDecisions, ReportsTheBindingPolicy) {
   Decision a{true, 10, 7, 1000, 0, 3}, b{true, 100, 2, 5000, 0, 98}, b2{true, 50, 2, 9000, 0, 48};
-  EXPECT_EQ(combine_decisions({a, b}), b);
-  EXPECT_EQ(combine_decisions({a, b, b2}), b);  // ties go to the first
+  EXPECT_EQ(combine_decisions({a, b}), reported(b, 1));
+  EXPECT_EQ(combine_decisions({a, b, b2}), reported(b, 1));  // ties go to the first
   Decision c{false, 10, 0, 1000, 400, 10}, d{false, 100, 0, 5000, 900, 100};
-  EXPECT_EQ(combine_decisions({a, c, d}), d);  // the longest wait
+  EXPECT_EQ(combine_decisions({a, c, d}), reported(d, 2));  // the longest wait
   Decision e{false, 20, 1, 900, 900, 19};
-  EXPECT_EQ(combine_decisions({e, d}), d);  // equal waits: the lowest remaining
+  EXPECT_EQ(combine_decisions({e, d}), reported(d, 1));  // equal waits: the lowest remaining
+  EXPECT_EQ(combine_decisions({d, a}), reported(d, 0));  // a denial reports a denying policy
+}
+
+// decide_all on states of its own: a denial by one policy charges none; an allowed hit charges all.
+TEST(DecideAll, ChargesAllOrNone) {
+  const std::vector<Policy> policies = make_policies(parse_rates("2/s; 3/10s"), {Algorithm::fixed_window, {}, {}});
+  AlgorithmState s0 = fresh_state(Algorithm::fixed_window), s1 = fresh_state(Algorithm::fixed_window);
+  AlgorithmState* states[] = {&s0, &s1};
+  int64_t expires[2];
+  auto hit = [&](int64_t now) { return decide_all(policies.data(), states, 2, now, 1, Mode::hit, expires); };
+  EXPECT_EQ(hit(kT0), (Decision{true, 2, 1, kS, 0, 1, 0}));
+  EXPECT_EQ(hit(kT0), (Decision{true, 2, 0, kS, 0, 2, 0}));
+  EXPECT_EQ(expires[1], kT0 + 10 * kS);
+  EXPECT_EQ(hit(kT0 + kS), (Decision{true, 3, 0, 9 * kS, 0, 3, 1}));
+  const Decision denied = hit(kT0 + kS);  // the 1 s window allows it, the 10 s one does not: nothing is charged
+  EXPECT_EQ(denied, (Decision{false, 3, 0, 9 * kS, 9 * kS, 3, 1}));
+  EXPECT_EQ(std::get<FixedWindowState>(s0).count, 1);
+  EXPECT_EQ(decide_all(policies.data(), states, 2, kT0 + kS, 1, Mode::peek, expires), denied);
 }
 
 }  // namespace

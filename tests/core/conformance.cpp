@@ -59,6 +59,7 @@ void run_conformance_case(size_t index, const std::shared_ptr<Store>& store,
     EXPECT_EQ(d.reset_after_us, e.at("reset_after").get<int64_t>());
     EXPECT_EQ(d.retry_after_us, e.at("retry_after").get<int64_t>());
     EXPECT_EQ(d.used, e.at("used").get<int64_t>());
+    EXPECT_EQ(d.policy_index, e.value("policy_index", 0));  // given for several policies; else the only one
   }
 }
 

@@ -127,6 +127,17 @@ TEST(Limiter, MultiPolicyChargesAllOrNothing) {
   EXPECT_EQ(Limiter("2/second", limiter.store(), with_algorithm(Algorithm::sliding_log)).peek("k").remaining, 2);
 }
 
+// Issue 12: with equal limits only policy_index says which policy a decision reports (Redis: redis_store_test.cpp).
+TEST(Limiter, DecisionNamesThePolicyItReports) {
+  ManualClock clock;
+  Limiter limiter("10/second; 10 per 2 seconds", memory_store(clock));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(limiter.hit("k").policy_index, 0);  // equal remaining: the first policy
+  clock.advance(1500000);
+  const Decision d = limiter.hit("k");
+  EXPECT_EQ(d.policy_index, 1);
+  EXPECT_EQ(d.remaining, 4);
+}
+
 TEST(Limiter, HitManyDecidesEachKey) {
   ManualClock clock;
   Limiter limiter("1/minute", memory_store(clock));

@@ -1,4 +1,5 @@
 // Policy strings and policy validation.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -69,10 +70,30 @@ TEST(ParseBad, NamesTheReason) {
 }
 
 TEST(Algorithm, NamesRoundTrip) {
-  for (auto a : {Algorithm::fixed_window, Algorithm::sliding_log, Algorithm::sliding_window, Algorithm::token_bucket,
-                 Algorithm::gcra})
-    EXPECT_EQ(parse_algorithm(algorithm_name(a)), a);
-  EXPECT_THROW(parse_algorithm("leaky"), InvalidArgument);
+  for (const AlgorithmInfo& a : kAlgorithms) {
+    EXPECT_EQ(parse_algorithm(a.name), a.algorithm);
+    EXPECT_EQ(algorithm_name(a.algorithm), a.name);
+  }
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// The messages list the algorithms from the table.
+TEST(Algorithm, MessagesNameTheAlgorithms) {
+  std::string names;
+  for (const std::string& name : algorithm_names()) names += (names.empty() ? "" : ", ") + name;
+  EXPECT_EQ(message_of([] { parse_algorithm("leaky"); }), "unknown algorithm \"leaky\": expected one of " + names);
+  EXPECT_EQ(message_of([] { make_policies(parse_rates("1/s"), {Algorithm::sliding_log, 2, std::nullopt}); }),
+            "burst applies to token_bucket and gcra, not to sliding_log");
+  EXPECT_EQ(message_of([] { make_policies(parse_rates("1/s"), {Algorithm::gcra, std::nullopt, 2}); }),
+            "buckets applies to sliding_window, not to gcra");
 }
 
 std::vector<Policy> policies(const char* text, PolicyOptions options) { return make_policies(parse_rates(text), options); }

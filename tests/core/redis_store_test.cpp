@@ -53,6 +53,19 @@ TEST_P(RedisConformance, MatchesTheVectors) {
 INSTANTIATE_TEST_SUITE_P(Vectors, RedisConformance, ::testing::ValuesIn(conformance_cases()),
                          conformance_case_name);
 
+// Issue 12: the scripts name the policy a decision reports, as the memory store does (limiter_test.cpp).
+TEST(RedisStore, DecisionNamesThePolicyItReports) {
+  ManualClock clock;
+  LimiterOptions o;
+  o.prefix = "policy-index";
+  Limiter limiter("10/second; 10 per 2 seconds", redis_with_clock(clock), o);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(limiter.hit("k").policy_index, 0);  // equal remaining: the first policy
+  clock.advance(1500000);
+  const Decision d = limiter.hit("k");
+  EXPECT_EQ(d.policy_index, 1);
+  EXPECT_EQ(d.remaining, 4);
+}
+
 // At the widest bucket allowed (~104 days) the Lua arithmetic must still be exact: both stores agree.
 TEST(RedisStore, AgreesWithMemoryAtTheBucketWidthBound) {
   LimiterOptions o = with_algorithm(Algorithm::sliding_window);

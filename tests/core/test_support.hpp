@@ -4,8 +4,20 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <ostream>
 
 #include "ratewarden/ratewarden.hpp"
+
+namespace ratewarden {
+
+// How GoogleTest prints a decision in a failure.
+inline void PrintTo(const Decision& d, std::ostream* os) {
+  *os << "{allowed " << d.allowed << ", limit " << d.limit << ", remaining " << d.remaining << ", reset_after "
+      << d.reset_after_us << ", retry_after " << d.retry_after_us << ", used " << d.used << ", policy_index "
+      << d.policy_index << "}";
+}
+
+}  // namespace ratewarden
 
 namespace ratewarden::testing {
 

@@ -14,12 +14,14 @@ from typing import Iterator, List
 
 import pytest
 
+from ratewarden import _native
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 from redis_server import RedisCluster, RedisServer  # noqa: E402  (the test servers of every Python suite)
 LIMIT = 1000
 HITS = 300  # per process: 6 processes send 1800 hits for 1000 places
-ALGORITHMS = ["fixed_window", "sliding_log", "sliding_window", "token_bucket", "gcra"]
+ALGORITHMS = _native.algorithms()
 POLICY = f"{LIMIT}/hour"  # long enough that nothing refills or expires during the test
 
 

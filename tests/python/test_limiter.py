@@ -8,6 +8,7 @@ import time
 import pytest
 
 import ratewarden
+from ratewarden import _native
 from redis_server import RedisServer
 
 
@@ -81,6 +82,11 @@ def test_multi_policy_and_options() -> None:
     gcra = ratewarden.Limiter("10/second", algorithm="gcra", burst=20)
     assert gcra.policies[0].capacity == 20 and gcra.max_cost == 20
     assert "gcra" in repr(gcra)
+
+
+def test_every_algorithm_of_the_core_is_accepted() -> None:
+    for name in _native.algorithms():  # the core's table of algorithms
+        assert ratewarden.Limiter("1/s", "memory://", algorithm=name).algorithm == name
 
 
 def test_same_url_shares_one_store_and_state() -> None:

@@ -1,4 +1,5 @@
-// The five algorithms as functions of (state, now, policy, cost, mode), exactly as docs/algorithms.md defines them.
+// The algorithms as functions of (state, now, policy, cost, mode), exactly as docs/algorithms.md defines them, one
+// per row of algorithm_table.hpp, and the multi-policy driver that every store runs them through.
 //
 // Each function first normalises the state at `now` (drops what has expired), then decides. For an allowed hit it
 // consumes `cost`; a denied hit and a peek leave the state as normalised. The caller validated `cost` (1 ..
@@ -6,7 +7,9 @@
 // affects any decision; a store may drop it then (a state that is already expired equals an absent key).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <variant>
 #include <vector>
 
 #include "ratewarden/decision.hpp"
@@ -56,8 +59,31 @@ struct GcraState {
 };
 Outcome gcra(GcraState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode);
 
-// Several policies on one key: the reported decision (docs/algorithms.md, "Several policies on one key").
-// `decisions` holds one decision per policy, all from the same mode; `allowed` is whether every policy allowed.
+namespace detail {
+template <class Void, class... States>
+using VariantOf = std::variant<States...>;
+}  // namespace detail
+
+// The state of any algorithm: one alternative per row of algorithm_table.hpp, in table order (the leading void
+// absorbs the first comma of the expansion).
+#define RATEWARDEN_STATE(name, State, option) , State
+using AlgorithmState = detail::VariantOf<void RATEWARDEN_ALGORITHMS(RATEWARDEN_STATE)>;
+#undef RATEWARDEN_STATE
+
+// The state of an absent key of `algorithm`.
+AlgorithmState fresh_state(Algorithm algorithm);
+// Runs policy.algorithm's function on `state`, which must hold that algorithm's alternative.
+Outcome evaluate(AlgorithmState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode);
+
+// Several policies on one key: the reported decision (docs/algorithms.md, "Several policies on one key"), with its
+// policy_index. `decisions` holds one decision per policy, all from the same mode.
 Decision combine_decisions(const std::vector<Decision>& decisions);
+
+// One call on every policy of one key, as every store decides it (the twin of decide_all.lua, which the Redis
+// scripts run): evaluate every policy; a hit charges them all only if every one allows it. `states[i]` holds the
+// state of `policies[i]` (fresh_state() for an absent key) and is updated in place; `expires_at_us[i]` receives its
+// expiry. Returns combine_decisions() of the policies' decisions: a hit charged the states exactly when it is allowed.
+Decision decide_all(const Policy* policies, AlgorithmState* const* states, size_t count, int64_t now_us, int64_t cost,
+                    Mode mode, int64_t* expires_at_us);
 
 }  // namespace ratewarden

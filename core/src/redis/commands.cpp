@@ -31,8 +31,7 @@ void build_script_call(RedisRequest& req, const StoreCall& call, const std::stri
   w.arg(call.cost).arg(call.mode == Mode::hit ? "1" : "0").arg(now);
   for (size_t i = 0; i < call.count; ++i) {
     const Policy& p = call.policies[i];
-    const int64_t extra = p.uses_burst() ? p.burst : p.algorithm == Algorithm::sliding_window ? p.buckets : 0;
-    w.arg(p.limit).arg(p.period_us).arg(extra);
+    w.arg(p.limit).arg(p.period_us).arg(p.option_value());
   }
 }
 
@@ -43,15 +42,17 @@ void build_delete(RedisRequest& req, const std::string* keys, size_t count) {
 }
 
 Decision to_decision(const RedisRequest& req, const std::string& name) {
+  // decide_all.lua's reply: {allowed (1/0), limit, remaining, reset_after, retry_after, used, policy_index}.
+  constexpr size_t kFields = 7;
   const redisReply* r = req.reply.get();
-  if (!req.error_message.empty() || r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 6)
+  if (!req.error_message.empty() || r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != kFields)
     throw_reply_error(req, name);
-  int64_t v[6];
-  for (size_t i = 0; i < 6; ++i) {
+  int64_t v[kFields];
+  for (size_t i = 0; i < kFields; ++i) {
     if (r->element[i]->type != REDIS_REPLY_INTEGER) throw_reply_error(req, name);
     v[i] = r->element[i]->integer;
   }
-  return Decision{v[0] == 1, v[1], v[2], v[3], v[4], v[5]};
+  return Decision{v[0] == 1, v[1], v[2], v[3], v[4], v[5], static_cast<int32_t>(v[6])};
 }
 
 void expect_reply(const RedisRequest& req, int type, const std::string& name) {

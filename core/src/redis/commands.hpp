@@ -13,7 +13,7 @@ namespace ratewarden {
 // The ARGV "now" of the scripts: the test clock's time, or "" for the server's TIME.
 std::string script_now(const Clock& clock);
 
-// EVALSHA of the call's algorithm script, with the calling convention of core/src/lua/prelude.lua.
+// EVALSHA of the call's algorithm script, with the calling convention of core/src/algorithms/prelude.lua.
 void build_script_call(RedisRequest& req, const StoreCall& call, const std::string& now);
 // DEL of the keys.
 void build_delete(RedisRequest& req, const std::string* keys, size_t count);

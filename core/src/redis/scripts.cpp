@@ -1,19 +1,29 @@
 #include "scripts.hpp"
 
+#include <iterator>
+#include <vector>
+
 #include "sha1.hpp"
 
 namespace ratewarden {
+namespace {
 
-// Generated from core/src/lua/ by cmake/embed_lua.cmake: prelude + algorithm + driver, in Algorithm order.
-extern const char* const kLuaSources[5];
+// For each row of algorithm_table.hpp, in table order: prelude.lua + <algorithm>.lua + decide_all.lua from
+// core/src/algorithms/, embedded by cmake/embed_lua.cmake.
+const char* const kLuaSources[] = {
+#include "lua_scripts.inc"
+};
+static_assert(std::size(kLuaSources) == kAlgorithmCount, "one script per row of algorithm_table.hpp");
+
+}  // namespace
 
 const LuaScript& lua_script(Algorithm algorithm) {
-  static const LuaScript* scripts = [] {
-    static LuaScript all[5];
-    for (int i = 0; i < 5; ++i) all[i] = LuaScript{kLuaSources[i], sha1_hex(kLuaSources[i])};
+  static const std::vector<LuaScript> scripts = [] {
+    std::vector<LuaScript> all;
+    for (const char* source : kLuaSources) all.push_back(LuaScript{source, sha1_hex(source)});
     return all;
   }();
-  return scripts[static_cast<int>(algorithm)];
+  return scripts[static_cast<size_t>(algorithm)];
 }
 
 }  // namespace ratewarden

@@ -1,4 +1,4 @@
-// The Lua scripts, embedded at build time from core/src/lua/ (internal).
+// The Lua scripts, embedded at build time from core/src/algorithms/ (internal).
 #pragma once
 
 #include <string>

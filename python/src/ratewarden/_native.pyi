@@ -7,6 +7,7 @@ Key = Union[str, bytes]
 KEY_FORMAT_VERSION: int
 
 def version() -> str: ...
+def algorithms() -> List[str]: ...
 
 class Decision:
     def __init__(

@@ -1,11 +1,13 @@
 -- ratewarden: shared helpers and argument parsing. The build concatenates prelude.lua .. <algorithm>.lua ..
--- driver.lua into one script per algorithm; the decisions mirror core/src/algorithms/*.cpp (docs/algorithms.md).
+-- decide_all.lua into one script per row of the algorithm table; each <algorithm>.lua defines load_state, evaluate
+-- and save_state, the twin of <algorithm>.cpp next to it (docs/algorithms.md).
 --
 -- KEYS[i]: the storage key of policy i (docs/key-format.md), all with the same {hash tag}.
 -- ARGV[1] = cost, ARGV[2] = "1" hit / "0" peek, ARGV[3] = now in µs, or "" for the server's TIME;
--- then per policy i: ARGV[3i+1] = limit, ARGV[3i+2] = period in µs, ARGV[3i+3] = extra (the burst for
--- token_bucket/gcra, the bucket count for sliding_window, 0 otherwise).
--- Returns {allowed (1/0), limit, remaining, reset_after, retry_after, used} of the combined decision.
+-- then per policy i: ARGV[3i+1] = limit, ARGV[3i+2] = period in µs, ARGV[3i+3] = extra (the value of the
+-- algorithm's option: the burst, the bucket count, or 0; Policy::option_value).
+-- Returns {allowed (1/0), limit, remaining, reset_after, retry_after, used, policy_index} of the combined decision,
+-- policy_index counting from 0.
 --
 -- Numbers are doubles here: every value stays an integer below 2^53, so +, -, * and comparisons are exact.
 -- Numbers are passed to redis.call only as strings (fmt), since Redis may print large doubles in exponent form.

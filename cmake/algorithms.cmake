@@ -1,0 +1,15 @@
+# The algorithm names, in table order, from the rows "X(name, State, option)" of
+# core/include/ratewarden/algorithm_table.hpp: the build's source and Lua lists follow the table.
+function(ratewarden_read_algorithms table out_var)
+  file(READ "${table}" text)
+  string(REGEX MATCHALL "\n *X\\([a-z0-9_]+," rows "${text}")
+  set(names "")
+  foreach(row IN LISTS rows)
+    string(REGEX REPLACE "\n *X\\(([a-z0-9_]+)," "\\1" name "${row}")
+    list(APPEND names ${name})
+  endforeach()
+  if(NOT names)
+    message(FATAL_ERROR "no algorithm rows found in ${table}")
+  endif()
+  set(${out_var} ${names} PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,28 @@
+// The state and dispatch of every algorithm, derived from the rows of algorithm_table.hpp.
+#include "ratewarden/algorithms.hpp"
+#include "ratewarden/errors.hpp"
+
+namespace ratewarden {
+
+AlgorithmState fresh_state(Algorithm algorithm) {
+  switch (algorithm) {
+#define RATEWARDEN_FRESH(name, State, option) \
+  case Algorithm::name: return State{};
+    RATEWARDEN_ALGORITHMS(RATEWARDEN_FRESH)
+#undef RATEWARDEN_FRESH
+  }
+  throw Error(ErrorCode::internal, "unknown algorithm");
+}
+
+Outcome evaluate(AlgorithmState& state, int64_t now, const Policy& p, int64_t cost, Mode mode) {
+  // The storage key names the algorithm, so a stored state always holds that algorithm's alternative.
+  switch (p.algorithm) {
+#define RATEWARDEN_EVALUATE(name, State, option) \
+  case Algorithm::name: return name(std::get<State>(state), now, p, cost, mode);
+    RATEWARDEN_ALGORITHMS(RATEWARDEN_EVALUATE)
+#undef RATEWARDEN_EVALUATE
+  }
+  throw Error(ErrorCode::internal, "unknown algorithm");
+}
+
+}  // namespace ratewarden

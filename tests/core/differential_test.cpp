@@ -1,0 +1,175 @@
+// Differential fuzzing: seeded random traffic through the memory store and the Redis store side by side, on one
+// manual clock, for every algorithm. The C++ functions and their Lua twins must decide identically, step by step,
+// policy_index included. Each algorithm runs fixed seeds plus one random seed; a failure names its seed, and
+// RATEWARDEN_FUZZ_SEED=<seed> replays it in place of the random one.
+#include <algorithm>
+#include <cstdlib>
+#include <ostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "redis_server.hpp"
+#include "test_support.hpp"
+
+namespace ratewarden::testing {
+namespace {
+
+constexpr int kSteps = 4000;
+constexpr int kKeys = 4;
+constexpr uint64_t kFixedSeeds[] = {1, 2, 3};
+constexpr uint64_t kRandomSeed = 0;  // the parameter that stands for this run's random seed
+
+// Rates from a few milliseconds to a day, so that time jumps cross windows of every size.
+const char* const kRates[] = {"3/s", "5/500ms", "10/10s", "20/minute", "7/minute", "100/hour", "4/2s", "50/day"};
+constexpr int32_t kBuckets[] = {1, 3, 7, 64};
+
+RedisServer& server() {
+  static RedisServer s;
+  return s;
+}
+
+uint64_t random_seed() {
+  if (const char* env = std::getenv("RATEWARDEN_FUZZ_SEED")) return std::strtoull(env, nullptr, 10);
+  return std::random_device{}() | 1;  // never 0
+}
+
+// One limiter, built alike on both stores.
+struct Pair {
+  std::string description;
+  Limiter memory;
+  Limiter redis;
+};
+
+class Fuzz {
+ public:
+  Fuzz(Algorithm algorithm, uint64_t seed) : algorithm_(algorithm), rng_(seed) {
+    // Not aligned to any bucket: sliding_window buckets start anywhere relative to the first hit.
+    start_ = 1702080000000000 + uniform(0, 86400000000);
+    clock_.set(start_);
+    server().command({"FLUSHALL"});  // both stores start empty
+    auto memory = open_store("memory://", clock_.clock());
+    auto redis = open_store(server().url(), clock_.clock());
+    add(rate(), {}, memory, redis);
+    add(rate(), random_option(), memory, redis);
+    // Two or three distinct rates on one key.
+    std::vector<size_t> picks(std::size(kRates));
+    for (size_t i = 0; i < picks.size(); ++i) picks[i] = i;
+    std::shuffle(picks.begin(), picks.end(), rng_);
+    std::string multi = kRates[picks[0]] + std::string("; ") + kRates[picks[1]];
+    if (coin(0.5)) multi += std::string("; ") + kRates[picks[2]];
+    add(multi, {}, memory, redis);
+  }
+
+  void run() {
+    for (int step = 0; step < kSteps; ++step) {
+      advance_time();
+      Pair& pair = pairs_[static_cast<size_t>(uniform(0, static_cast<int64_t>(pairs_.size()) - 1))];
+      const std::string key = "k" + std::to_string(uniform(0, kKeys - 1));
+      const int64_t cost = coin(0.75) ? 1 : uniform(1, pair.memory.max_cost());
+      const double op = std::uniform_real_distribution<double>(0, 1)(rng_);
+      std::ostringstream what;
+      what << "step " << step << " at +" << clock_.now() - start_ << " µs on " << pair.description << ": ";
+      if (op < 0.04) {
+        SCOPED_TRACE(what.str() + "reset " + key);
+        pair.memory.reset(key);
+        pair.redis.reset(key);
+      } else if (op < 0.08) {
+        SCOPED_TRACE(what.str() + "hit_many k0..k2, cost " + std::to_string(cost));
+        const std::vector<std::string_view> keys = {"k0", "k1", "k2"};
+        ASSERT_EQ(pair.memory.hit_many(keys, cost), pair.redis.hit_many(keys, cost));
+      } else if (op < 0.25) {
+        SCOPED_TRACE(what.str() + "peek " + key + ", cost " + std::to_string(cost));
+        ASSERT_EQ(pair.memory.peek(key, cost), pair.redis.peek(key, cost));
+      } else {
+        SCOPED_TRACE(what.str() + "hit " + key + ", cost " + std::to_string(cost));
+        ASSERT_EQ(pair.memory.hit(key, cost), pair.redis.hit(key, cost));
+      }
+    }
+  }
+
+ private:
+  int64_t uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
+  bool coin(double p) { return std::bernoulli_distribution(p)(rng_); }
+  template <class T, size_t N>
+  const T& pick(const T (&items)[N]) {
+    return items[static_cast<size_t>(uniform(0, static_cast<int64_t>(N) - 1))];
+  }
+  std::string rate() { return pick(kRates); }
+
+  LimiterOptions random_option() {
+    LimiterOptions o;
+    switch (algorithm_info(algorithm_).option) {
+      case AlgorithmOption::none: break;
+      case AlgorithmOption::burst: o.burst = uniform(1, 30); break;
+      case AlgorithmOption::buckets: o.buckets = pick(kBuckets); break;
+    }
+    return o;
+  }
+
+  void add(const std::string& policy, LimiterOptions options, const std::shared_ptr<Store>& memory,
+           const std::shared_ptr<Store>& redis) {
+    options.algorithm = algorithm_;
+    options.prefix = "fuzz";
+    std::string description = "\"" + policy + "\"";
+    if (options.burst) description += " burst " + std::to_string(*options.burst);
+    if (options.buckets) description += " buckets " + std::to_string(*options.buckets);
+    pairs_.push_back(Pair{description, Limiter(policy, memory, options), Limiter(policy, redis, options)});
+  }
+
+  // Mostly small steps, some across windows, a few of hours or days. The test clock runs far ahead of real time, so
+  // the keys' real TTLs (set from the test clock, plus a grace second) never drop a state the test clock still
+  // sees alive.
+  void advance_time() {
+    const double r = std::uniform_real_distribution<double>(0, 1)(rng_);
+    if (r < 0.5) return;
+    if (r < 0.8) clock_.advance(uniform(1, 20000));
+    else if (r < 0.92) clock_.advance(uniform(20000, 2000000));
+    else if (r < 0.98) clock_.advance(uniform(2000000, 600000000));
+    else clock_.advance(uniform(600000000, 3 * 86400000000LL));
+  }
+
+  Algorithm algorithm_;
+  std::mt19937_64 rng_;
+  int64_t start_ = 0;
+  ManualClock clock_;  // shared by both stores
+  std::vector<Pair> pairs_;
+};
+
+struct FuzzCase {
+  Algorithm algorithm;
+  uint64_t seed;  // kRandomSeed: a new one each run
+};
+
+std::string fuzz_case_name(const FuzzCase& c) {
+  return std::string(algorithm_name(c.algorithm)) + "_seed_" +
+         (c.seed == kRandomSeed ? std::string("random") : std::to_string(c.seed));
+}
+
+void PrintTo(const FuzzCase& c, std::ostream* os) { *os << fuzz_case_name(c); }
+
+class Differential : public ::testing::TestWithParam<FuzzCase> {};
+
+TEST_P(Differential, MemoryAndRedisDecideAlike) {
+  const uint64_t seed = GetParam().seed == kRandomSeed ? random_seed() : GetParam().seed;
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (replay: RATEWARDEN_FUZZ_SEED=" + std::to_string(seed) + ")");
+  Fuzz(GetParam().algorithm, seed).run();
+}
+
+std::vector<FuzzCase> fuzz_cases() {
+  std::vector<FuzzCase> out;
+  for (const AlgorithmInfo& a : kAlgorithms) {
+    for (uint64_t seed : kFixedSeeds) out.push_back({a.algorithm, seed});
+    out.push_back({a.algorithm, kRandomSeed});
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, Differential, ::testing::ValuesIn(fuzz_cases()),
+                         [](const ::testing::TestParamInfo<FuzzCase>& info) { return fuzz_case_name(info.param); });
+
+}  // namespace
+}  // namespace ratewarden::testing
