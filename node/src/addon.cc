@@ -1,22 +1,37 @@
-// The native module: registers Store, TestClock and Limiter. The JS API around them is node/lib/.
+// The native module: registers Store, TestClock, Limiter and setCompletionHandler. The JS API around them is
+// node/lib/.
 #include <napi.h>
 
 #include "addon.hpp"
+#include "errors.hpp"
 #include "limiter_wrap.hpp"
 #include "ratewarden/version.hpp"
 #include "store_wrap.hpp"
 
 namespace rwnode {
+namespace {
+
+// setCompletionHandler(fn): the JS function that settles the calls in flight (node/lib/calls.js).
+void set_completion_handler(const Napi::CallbackInfo& info) {
+  if (!info[0].IsFunction()) throw_invalid(info.Env(), "the completion handler must be a function");
+  addon_data(info.Env()).completions.set_handler(info.Env(), info[0]);
+}
+
+// With the environment, after its cleanup hooks: nothing here calls into JS.
+void free_addon_data(napi_env, void* data, void*) { delete static_cast<AddonData*>(data); }
+
+}  // namespace
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   auto* data = new AddonData(env);
-  env.SetInstanceData(data);
+  NAPI_THROW_IF_FAILED(env, napi_set_instance_data(env, data, &free_addon_data, nullptr), exports);
   Napi::Function store = StoreWrap::define(env), clock = TestClockWrap::define(env);
   data->store_class = Napi::Persistent(store);
   data->clock_class = Napi::Persistent(clock);
   exports.Set("Store", store);
   exports.Set("TestClock", clock);
   exports.Set("Limiter", LimiterWrap::define(env));
+  exports.Set("setCompletionHandler", Napi::Function::New<set_completion_handler>(env, "setCompletionHandler"));
   exports.Set("version", ratewarden::version());
   return exports;
 }
