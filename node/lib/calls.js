@@ -42,6 +42,9 @@ function complete(values, extras) {
   }
 }
 
-native.setCompletionHandler(complete);
+// Answers that arrive while a batch is being settled are taken on the next turn of the loop, so that timers and
+// sockets get their turn in between.
+const drain = native.drainCompletions;
+native.setCompletionHandler(complete, () => setImmediate(drain));
 
 module.exports = { add, remove };

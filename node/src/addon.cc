@@ -1,4 +1,4 @@
-// The native module: registers Store, TestClock, Limiter and setCompletionHandler. The JS API around them is
+// The native module: registers Store, TestClock, Limiter, setCompletionHandler and drainCompletions. The JS API around them is
 // node/lib/.
 #include <napi.h>
 
@@ -11,11 +11,16 @@
 namespace rwnode {
 namespace {
 
-// setCompletionHandler(fn): the JS function that settles the calls in flight (node/lib/calls.js).
+// setCompletionHandler(complete, later): the JS functions that settle the calls in flight and schedule the next
+// drain (node/lib/calls.js).
 void set_completion_handler(const Napi::CallbackInfo& info) {
-  if (!info[0].IsFunction()) throw_invalid(info.Env(), "the completion handler must be a function");
-  addon_data(info.Env()).completions.set_handler(info.Env(), info[0]);
+  if (!info[0].IsFunction() || !info[1].IsFunction())
+    throw_invalid(info.Env(), "setCompletionHandler(complete, later) takes two functions");
+  addon_data(info.Env()).completions.set_handler(info.Env(), info[0], info[1]);
 }
+
+// drainCompletions(): what `later` calls from a setImmediate.
+void drain_completions(const Napi::CallbackInfo& info) { addon_data(info.Env()).completions.drain_now(info.Env()); }
 
 // With the environment, after its cleanup hooks: nothing here calls into JS.
 void free_addon_data(napi_env, void* data, void*) { delete static_cast<AddonData*>(data); }
@@ -32,6 +37,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("TestClock", clock);
   exports.Set("Limiter", LimiterWrap::define(env));
   exports.Set("setCompletionHandler", Napi::Function::New<set_completion_handler>(env, "setCompletionHandler"));
+  exports.Set("drainCompletions", Napi::Function::New<drain_completions>(env, "drainCompletions"));
   exports.Set("version", ratewarden::version());
   return exports;
 }

@@ -24,13 +24,17 @@ Completions::Completions(napi_env env) : env_(env), state_(std::make_shared<Stat
 Completions::~Completions() {
   close(state_.get());
   if (handler_ != nullptr) napi_delete_reference(env_, handler_);
+  if (later_ != nullptr) napi_delete_reference(env_, later_);
 }
 
-void Completions::set_handler(napi_env env, napi_value handler) {
-  napi_ref ref;
-  NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, handler, 1, &ref));
+void Completions::set_handler(napi_env env, napi_value handler, napi_value later) {
+  napi_ref refs[2];
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, handler, 1, &refs[0]));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, later, 1, &refs[1]));
   if (handler_ != nullptr) napi_delete_reference(env, handler_);
-  handler_ = ref;
+  if (later_ != nullptr) napi_delete_reference(env, later_);
+  handler_ = refs[0];
+  later_ = refs[1];
 }
 
 void Completions::close(void* state) noexcept {
@@ -46,7 +50,10 @@ void Completions::State::push(Answer&& answer) noexcept {
     std::lock_guard<std::mutex> lock(mu);
     if (closed) return;  // the environment is gone: the answer is dropped, no N-API call
     answers.push_back(std::move(answer));
-    if (answers.size() == 1) napi_call_threadsafe_function(wake, nullptr, napi_tsfn_nonblocking);
+    if (!woken) {
+      woken = true;
+      napi_call_threadsafe_function(wake, nullptr, napi_tsfn_nonblocking);
+    }
   } catch (...) {
     // Out of memory: this call never settles. Nothing else can be done on this thread.
   }
@@ -106,20 +113,47 @@ void Completions::started(napi_env env) {
 // teardown: then `context` may be gone and nothing is touched.
 void Completions::drain(napi_env env, napi_value, void* context, void*) noexcept {
   if (env == nullptr || context == nullptr) return;
-  auto* self = static_cast<Completions*>(context);
+  static_cast<Completions*>(context)->drain_now(env);
+}
+
+void Completions::drain_now(napi_env env) noexcept {
   try {
     {
-      std::lock_guard<std::mutex> lock(self->state_->mu);
-      if (self->state_->closed) return;
-      self->batch_.swap(self->state_->answers);
+      std::lock_guard<std::mutex> lock(state_->mu);
+      if (state_->closed) return;
+      batch_.swap(state_->answers);  // `woken` stays set: answers arriving meanwhile wait for the next turn
     }
-    if (self->batch_.empty()) return;
-    self->in_flight_ -= std::min(self->in_flight_, self->batch_.size());
-    if (self->in_flight_ == 0) napi_unref_threadsafe_function(env, self->state_->wake);
-    self->deliver(env, self->batch_);
+    if (!batch_.empty()) {
+      in_flight_ -= std::min(in_flight_, batch_.size());
+      if (in_flight_ == 0) napi_unref_threadsafe_function(env, state_->wake);
+      deliver(env, batch_);
+    }
+    batch_.clear();
+    bool more;
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      if (state_->closed) return;
+      more = !state_->answers.empty();
+      if (!more) state_->woken = false;  // the next answer wakes the loop
+    }
+    // More answers came while this batch was delivered: the next turn of the loop takes them (setImmediate).
+    if (more && !call(env, later_, 0, nullptr)) {
+      // JS cannot run (the environment is going away): the thread-safe function is the only way left.
+      napi_call_threadsafe_function(state_->wake, nullptr, napi_tsfn_nonblocking);
+    }
   } catch (...) {
+    batch_.clear();
   }
-  self->batch_.clear();
+}
+
+// Calls a JS function of the addon's; false when it could not be called.
+bool Completions::call(napi_env env, napi_ref function, size_t argc, napi_value* argv) noexcept {
+  napi_value fn, recv;
+  if (function == nullptr || napi_get_reference_value(env, function, &fn) != napi_ok || fn == nullptr ||
+      napi_get_undefined(env, &recv) != napi_ok)
+    return false;
+  // A pending exception (the function threw: a bug) is reported by Node as uncaught once the callback returns.
+  return napi_call_function(env, recv, fn, argc, argv, nullptr) == napi_ok;
 }
 
 namespace {
@@ -178,12 +212,7 @@ void Completions::deliver(napi_env env, std::vector<Answer>& batch) noexcept {
       }
       if (extra == nullptr || napi_set_element(env, argv[1], static_cast<uint32_t>(i), extra) != napi_ok) return;
     }
-    napi_value handler, recv;
-    if (napi_get_reference_value(env, handler_, &handler) != napi_ok || handler == nullptr ||
-        napi_get_undefined(env, &recv) != napi_ok)
-      return;
-    // A pending exception (the handler threw: a bug) is reported by Node as uncaught once this returns.
-    napi_call_function(env, recv, handler, 2, argv, nullptr);
+    call(env, handler_, 2, argv);
   }();
   napi_close_handle_scope(env, scope);
 }
