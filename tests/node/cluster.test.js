@@ -1,6 +1,6 @@
 'use strict';
 // Redis Cluster through the Node binding, on a real 3-master cluster: the hang regression (issue 11: 40 limiters ×
-// 200 hits used to deadlock the core's thread pool and never settle), and every operation across slots.
+// 200 hits deadlocked the thread pool the core had then, and never settled), and every operation across slots.
 
 const { after, before, test } = require('node:test');
 const assert = require('node:assert/strict');

@@ -38,12 +38,17 @@ function sockets() {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-// The calls, on whichever thread runs this (the main thread, or a worker as source text).
+// The calls, on whichever thread runs this (the main thread, or a worker as source text). Every 100th call is a bad
+// one, which throws in the addon: an error to throw while the environment may be going away.
 function makeCalls(lib, url, n, ready = () => {}) {
   const { Limiter } = require(lib);
   const limiter = new Limiter({ policy: '1000000/minute', store: url });
   ready();
-  for (let i = 0; i < n; i++) limiter.hit(`teardown${i % 1000}`).catch(() => {});
+  for (let i = 0; i < n; i++) {
+    if (i % 100 === 50) limiter.hitMany(['teardown', ''], { cost: 2 }).catch(() => {});
+    else if (i % 100 === 99) limiter.hit('').catch(() => {});
+    else limiter.hit(`teardown${i % 1000}`).catch(() => {});
+  }
 }
 
 async function inWorker(end) {
