@@ -83,7 +83,7 @@ export interface StoreOptions {
 export declare class Store {
   /** "memory://[?max_keys=N&shards=N]", "redis://[user:password@]host:port[/db][?timeout=1s&pool=4&prefix=rw]". */
   constructor(url?: string, options?: StoreOptions);
-  /** True for the memory store, whose calls complete synchronously. */
+  /** True for a store that never waits on I/O (the memory store): its calls complete synchronously. */
   readonly inMemory: boolean;
   /** The URL with any password masked. */
   describe(): string;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Node package: install (builds the addon from source with the local Node headers), the TypeScript type test,
-# node --test against real redis-server processes and HTTP on 127.0.0.1, then `npm pack` installed into a fresh
-# folder the way a user would, with an Express app using it.
+# node --test against real redis-server processes and HTTP on 127.0.0.1 (10 times back to back when CI=true, to catch
+# what fails once in a while; NODE_TEST_RUNS=N chooses), then `npm pack` installed into a fresh folder the way a user
+# would, with an Express app using it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,8 +16,11 @@ npm ci --foreground-scripts --no-progress
 echo "== Node: type test (tsc --noEmit) =="
 npx --no-install tsc -p tests/node/types
 
-echo "== Node: node --test =="
-node --test --test-reporter=spec tests/node/
+runs=${NODE_TEST_RUNS:-$([ "${CI:-}" = true ] && echo 10 || echo 1)}
+for run in $(seq 1 "$runs"); do
+  echo "== Node: node --test (run $run of $runs) =="
+  node --test --test-reporter=spec tests/node/ || { echo "test_node: run $run of $runs failed" >&2; exit 1; }
+done
 
 echo "== Node: npm pack, installed into another folder =="
 work=$(mktemp -d)

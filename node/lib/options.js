@@ -42,23 +42,14 @@ function limiterOptions(options) {
   return { policy, store, native: { algorithm, burst, buckets, prefix, onStoreError } };
 }
 
-// The cost of one call: { cost } (default 1), an integer >= 1; the limiter checks the upper bound.
+// The cost of one call: { cost } (default 1). Only the options object is checked here: the addon checks that the
+// cost is an integer and the core that it is between 1 and the capacity.
 function costOf(options, caller) {
   if (options === undefined) return 1;
   if (options === null || typeof options !== 'object') {
     throw invalidArgument(`options must be an object such as { cost: 2 }, got ${show(options)}`, caller);
   }
-  const cost = options.cost === undefined ? 1 : options.cost;
-  if (!Number.isSafeInteger(cost) || cost < 1) {
-    throw invalidArgument(`cost must be an integer >= 1, got ${show(cost)}`, caller);
-  }
-  return cost;
+  return options.cost === undefined ? 1 : options.cost;
 }
 
-function checkKey(key, caller) {
-  if (typeof key !== 'string' && !(key instanceof Uint8Array)) {
-    throw invalidArgument(`key must be a string or a Buffer, got ${key === null ? 'null' : typeof key}`, caller);
-  }
-}
-
-module.exports = { limiterOptions, costOf, checkKey };
+module.exports = { limiterOptions, costOf };

@@ -23,7 +23,7 @@ class Store {
     this.#native = new native.Store(url, testClock);
   }
 
-  // True for the memory store, whose calls complete synchronously.
+  // True for a store that never waits on I/O (the memory store): its calls complete synchronously.
   get inMemory() {
     return this.#native.inMemory;
   }
@@ -44,7 +44,11 @@ class Store {
 
 // Network stores opened by URL string are shared per URL: one connection pool per server, not per limiter. A
 // memory:// URL string opens a store of the limiter's own, as each limiter of express-rate-limit has its own memory.
-const shared = new Map();
+// The table holds them weakly: once no limiter uses a store, it is collected and its connections closed.
+const shared = new Map();  // URL -> WeakRef<Store>
+const collected = new FinalizationRegistry((url) => {
+  if (shared.get(url)?.deref() === undefined) shared.delete(url);
+});
 
 function storeFor(spec) {
   if (spec instanceof Store) return spec;
@@ -52,10 +56,11 @@ function storeFor(spec) {
     throw invalidArgument('store must be a URL string (such as "memory://" or "redis://127.0.0.1:6379") or a Store');
   }
   if (spec.startsWith('memory:')) return new Store(spec);
-  let store = shared.get(spec);
+  let store = shared.get(spec)?.deref();
   if (store === undefined) {
     store = new Store(spec);
-    shared.set(spec, store);
+    shared.set(spec, new WeakRef(store));
+    collected.register(store, spec);
   }
   return store;
 }

@@ -1,10 +1,12 @@
-// The native module: registers Store, TestClock and Limiter. The JS API around them is node/lib/.
+// The native module: registers Store, TestClock, Limiter, setCompletionHandler, drainCompletions and algorithms.
+// The JS API around them is node/lib/.
 #include <napi.h>
 
 #include <string>
 #include <vector>
 
 #include "addon.hpp"
+#include "errors.hpp"
 #include "limiter_wrap.hpp"
 #include "ratewarden/policy.hpp"
 #include "ratewarden/version.hpp"
@@ -21,17 +23,33 @@ Napi::Value algorithms(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// setCompletionHandler(complete, later): the JS functions that settle the calls in flight and schedule the next
+// drain (node/lib/calls.js).
+void set_completion_handler(const Napi::CallbackInfo& info) {
+  if (!info[0].IsFunction() || !info[1].IsFunction())
+    throw_invalid(info.Env(), "setCompletionHandler(complete, later) takes two functions");
+  addon_data(info.Env()).completions.set_handler(info.Env(), info[0], info[1]);
+}
+
+// drainCompletions(): what `later` calls from a setImmediate.
+void drain_completions(const Napi::CallbackInfo& info) { addon_data(info.Env()).completions.drain_now(info.Env()); }
+
+// With the environment, after its cleanup hooks: nothing here calls into JS.
+void free_addon_data(napi_env, void* data, void*) { delete static_cast<AddonData*>(data); }
+
 }  // namespace
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   auto* data = new AddonData(env);
-  env.SetInstanceData(data);
+  NAPI_THROW_IF_FAILED(env, napi_set_instance_data(env, data, &free_addon_data, nullptr), exports);
   Napi::Function store = StoreWrap::define(env), clock = TestClockWrap::define(env);
   data->store_class = Napi::Persistent(store);
   data->clock_class = Napi::Persistent(clock);
   exports.Set("Store", store);
   exports.Set("TestClock", clock);
   exports.Set("Limiter", LimiterWrap::define(env));
+  exports.Set("setCompletionHandler", Napi::Function::New<set_completion_handler>(env, "setCompletionHandler"));
+  exports.Set("drainCompletions", Napi::Function::New<drain_completions>(env, "drainCompletions"));
   exports.Set("version", ratewarden::version());
   exports.Set("algorithms", Napi::Function::New(env, algorithms, "algorithms"));
   return exports;

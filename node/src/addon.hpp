@@ -1,15 +1,15 @@
-// What one instance of the addon (one per Node environment / worker thread) keeps.
+// What one instance of the addon (one per Node environment: the main thread, each worker thread) keeps.
 #pragma once
 
 #include <napi.h>
 
-#include "loop_queue.hpp"
+#include "completions.hpp"
 
 namespace rwnode {
 
 struct AddonData {
-  explicit AddonData(Napi::Env env) : queue(env) {}
-  LoopQueue queue;
+  explicit AddonData(Napi::Env env) : completions(env) {}
+  Completions completions;
   Napi::FunctionReference store_class;
   Napi::FunctionReference clock_class;
 };

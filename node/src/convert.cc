@@ -67,7 +67,12 @@ std::string_view key_bytes(napi_env env, napi_value value, std::string& scratch)
       napi_get_typedarray_info(env, value, &type, &len, &data, nullptr, nullptr) == napi_ok &&
       type == napi_uint8_array)
     return std::string_view(static_cast<const char*>(data), len);
-  throw_invalid(Napi::Env(env), "key must be a string or a Buffer");
+  napi_valuetype kind = napi_undefined;
+  napi_typeof(env, value, &kind);
+  static const char* const names[] = {"undefined", "null",   "boolean",  "number", "string",
+                                      "symbol",    "object", "function", "external", "bigint"};
+  throw_invalid(Napi::Env(env), std::string("key must be a string or a Buffer, got ") +
+                                    (kind >= 0 && kind <= napi_bigint ? names[kind] : "something else"));
 }
 
 std::string_view key_bytes(const Napi::Value& value, std::string& scratch) {

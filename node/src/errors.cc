@@ -1,9 +1,8 @@
 #include "errors.hpp"
 
 namespace rwnode {
-namespace {
 
-const char* js_code(ratewarden::ErrorCode code) {
+const char* error_code(ratewarden::ErrorCode code) noexcept {
   switch (code) {
     case ratewarden::ErrorCode::invalid_argument: return "ERR_RATEWARDEN_INVALID_ARGUMENT";
     case ratewarden::ErrorCode::store_unavailable: return "ERR_RATEWARDEN_STORE_UNAVAILABLE";
@@ -14,11 +13,9 @@ const char* js_code(ratewarden::ErrorCode code) {
   return "ERR_RATEWARDEN_INTERNAL";
 }
 
-}  // namespace
-
 Napi::Error make_error(Napi::Env env, ratewarden::ErrorCode code, const std::string& message) {
   Napi::Error error = Napi::Error::New(env, message);
-  error.Set("code", Napi::String::New(env, js_code(code)));
+  error.Set("code", Napi::String::New(env, error_code(code)));
   return error;
 }
 

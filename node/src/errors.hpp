@@ -9,6 +9,9 @@
 
 namespace rwnode {
 
+// "ERR_RATEWARDEN_INVALID_ARGUMENT", ...
+const char* error_code(ratewarden::ErrorCode code) noexcept;
+
 Napi::Error make_error(Napi::Env env, ratewarden::ErrorCode code, const std::string& message);
 
 // Throws an ERR_RATEWARDEN_INVALID_ARGUMENT error into JS.
@@ -26,6 +29,28 @@ auto guarded(Napi::Env env, F&& f) -> decltype(f()) {
   } catch (const std::exception& e) {
     throw make_error(env, ratewarden::ErrorCode::internal, e.what());
   }
+}
+
+// For functions registered with the C API (no node-addon-api wrapper around them): runs `f`, and turns whatever it
+// throws into a pending JS exception, checking statuses instead of throwing again. Nothing escapes: an exception
+// out of a callback that Node calls is std::terminate.
+template <class F>
+napi_value js_callback(napi_env env, F&& f) noexcept {
+  try {
+    return f();
+  } catch (const Napi::Error& e) {
+    try {
+      napi_throw(env, e.Value());
+    } catch (...) {
+    }
+  } catch (const ratewarden::Error& e) {
+    napi_throw_error(env, error_code(e.code()), e.what());
+  } catch (const std::exception& e) {
+    napi_throw_error(env, error_code(ratewarden::ErrorCode::internal), e.what());
+  } catch (...) {
+    napi_throw_error(env, error_code(ratewarden::ErrorCode::internal), "unknown error");
+  }
+  return nullptr;
 }
 
 }  // namespace rwnode

@@ -12,13 +12,8 @@
 namespace rwnode {
 namespace {
 
+using ratewarden::Completion;
 using ratewarden::Decision;
-using ratewarden::ErrorCode;
-
-struct Failure {
-  ErrorCode code;
-  std::string message;
-};
 
 std::optional<std::string> string_option(const Napi::Object& options, const char* name) {
   Napi::Value v = options.Get(name);
@@ -53,12 +48,14 @@ Napi::Array array_arg(const Napi::Value& value, const char* what) {
   return value.As<Napi::Array>();
 }
 
-Napi::Function function_arg(const Napi::Value& value) {
-  if (!value.IsFunction()) throw_invalid(value.Env(), "the callback must be a function");
-  return value.As<Napi::Function>();
+// The id JS gave an asynchronous call (node/lib/calls.js).
+uint32_t call_id(napi_env env, napi_value value) {
+  uint32_t id = 0;
+  if (napi_get_value_uint32(env, value, &id) != napi_ok) throw_invalid(Napi::Env(env), "the call id must be a number");
+  return id;
 }
 
-napi_value sync_function(Napi::Env env, const char* name, napi_callback callback, void* self) {
+napi_value own_function(Napi::Env env, const char* name, napi_callback callback, void* self) {
   napi_value fn;
   NAPI_THROW_IF_FAILED(env, napi_create_function(env, name, NAPI_AUTO_LENGTH, callback, self, &fn), nullptr);
   return fn;
@@ -70,109 +67,14 @@ Napi::Float64Array decisions_array(Napi::Env env, const std::vector<Decision>& d
   return out;
 }
 
-// One asynchronous call. Its inputs are copied on the loop thread; run() touches only C++ values.
-class CallJob final : public Job {
- public:
-  enum class Op { hits, hit_many, peek, reset };
-
-  CallJob(Op op, std::shared_ptr<ratewarden::Limiter> limiter, Napi::Function done)
-      : op_(op), limiter_(std::move(limiter)), done_(Napi::Persistent(done)) {}
-
-  // A key (and its cost) for the call; for `hits`, a key that no call accepts fails alone, here.
-  void add(std::string_view key, int64_t cost) {
-    keys_.emplace_back(key);
-    costs_.push_back(cost);
-    if (op_ != Op::hits) return;
-    entry_errors_.emplace_back();
-    try {
-      limiter_->validate(key, cost);
-    } catch (const ratewarden::Error& e) {
-      entry_errors_.back() = Failure{e.code(), e.what()};
-    }
+// The keys of a batch, each one's bytes owned (a string key is converted into scratch space that the next key
+// reuses).
+struct KeyList {
+  std::vector<std::string> owned;
+  std::vector<std::string_view> views;
+  KeyList(const Napi::Array& keys, std::string& scratch) : owned(keys.Length()), views(keys.Length()) {
+    for (uint32_t i = 0; i < keys.Length(); ++i) views[i] = owned[i] = std::string(key_bytes(keys[i], scratch));
   }
-
-  void run() override {
-    try {
-      switch (op_) {
-        case Op::hits: return run_hits();
-        case Op::hit_many: decisions_ = limiter_->hit_many(views(all()), costs_[0]); return;
-        case Op::peek: decisions_.push_back(limiter_->peek(keys_[0], costs_[0])); return;
-        case Op::reset: limiter_->reset(keys_[0]); return;
-      }
-    } catch (const ratewarden::Error& e) {
-      error_ = Failure{e.code(), e.what()};
-    } catch (const std::exception& e) {
-      error_ = Failure{ErrorCode::internal, e.what()};
-    }
-  }
-
-  void complete(Napi::Env env) override {
-    Napi::Value error = env.Null(), decisions = env.Null(), entry_errors = env.Null();
-    if (error_) {
-      error = make_error(env, error_->code, error_->message).Value();
-    } else {
-      if (op_ != Op::reset) decisions = decisions_array(env, decisions_);
-      if (op_ == Op::hits) entry_errors = entry_error_array(env);
-    }
-    done_.Call({error, decisions, entry_errors});
-  }
-
-  void abandon() override { done_.SuppressDestruct(); }
-
- private:
-  std::vector<size_t> all() const {
-    std::vector<size_t> out(keys_.size());
-    for (size_t i = 0; i < out.size(); ++i) out[i] = i;
-    return out;
-  }
-
-  std::vector<std::string_view> views(const std::vector<size_t>& indexes) const {
-    std::vector<std::string_view> out;
-    out.reserve(indexes.size());
-    for (size_t i : indexes) out.emplace_back(keys_[i]);
-    return out;
-  }
-
-  // Independent hits: one hit_many (one pipeline) per distinct cost. A store failure fails every hit that was in
-  // its pipeline (with on_store_error = "raise"; otherwise the core answers for them).
-  void run_hits() {
-    decisions_.resize(keys_.size());
-    std::vector<std::pair<int64_t, std::vector<size_t>>> groups;
-    for (size_t i = 0; i < keys_.size(); ++i) {
-      if (entry_errors_[i]) continue;
-      auto g = groups.begin();
-      while (g != groups.end() && g->first != costs_[i]) ++g;
-      if (g == groups.end()) g = groups.insert(g, {costs_[i], {}});
-      g->second.push_back(i);
-    }
-    for (const auto& [cost, indexes] : groups) {
-      try {
-        std::vector<Decision> got = limiter_->hit_many(views(indexes), cost);
-        for (size_t j = 0; j < indexes.size(); ++j) decisions_[indexes[j]] = got[j];
-      } catch (const ratewarden::Error& e) {
-        for (size_t i : indexes) entry_errors_[i] = Failure{e.code(), e.what()};
-      }
-    }
-  }
-
-  Napi::Value entry_error_array(Napi::Env env) const {
-    bool any = false;
-    for (const auto& e : entry_errors_) any = any || e.has_value();
-    if (!any) return env.Null();
-    Napi::Array out = Napi::Array::New(env, entry_errors_.size());
-    for (size_t i = 0; i < entry_errors_.size(); ++i)
-      if (entry_errors_[i]) out.Set(i, make_error(env, entry_errors_[i]->code, entry_errors_[i]->message).Value());
-    return out;
-  }
-
-  Op op_;
-  std::shared_ptr<ratewarden::Limiter> limiter_;
-  Napi::FunctionReference done_;
-  std::vector<std::string> keys_;
-  std::vector<int64_t> costs_;
-  std::vector<std::optional<Failure>> entry_errors_;
-  std::optional<Failure> error_;
-  std::vector<Decision> decisions_;
 };
 
 }  // namespace
@@ -181,10 +83,8 @@ Napi::Function LimiterWrap::define(Napi::Env env) {
   return DefineClass(env, "Limiter",
                      {InstanceMethod<&LimiterWrap::reset_sync>("resetSync"),
                       InstanceMethod<&LimiterWrap::hit_many_sync>("hitManySync"),
-                      InstanceMethod<&LimiterWrap::hits>("hits"),
-                      InstanceMethod<&LimiterWrap::hit_many>("hitMany"),
-                      InstanceMethod<&LimiterWrap::peek>("peek"),
                       InstanceMethod<&LimiterWrap::reset>("reset"),
+                      InstanceMethod<&LimiterWrap::hit_many>("hitMany"),
                       InstanceMethod<&LimiterWrap::policies>("policies")});
 }
 
@@ -199,13 +99,17 @@ LimiterWrap::LimiterWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Limi
   limiter_ = guarded(env, [&] {
     return std::make_shared<ratewarden::Limiter>(policy, store.store(), limiter_options(info[2]));
   });
+  completions_ = &addon_data(env).completions;
   Napi::Float64Array out = info[3].As<Napi::Float64Array>();
   out_ref_ = Napi::Persistent(out);
   out_ = out.Data();
   // The functions die with this object: the JS layer holds them only through it.
+  using ratewarden::Mode;
   Napi::Object self = info.This().As<Napi::Object>();
-  self.Set("hitSync", Napi::Function(env, sync_function(env, "hitSync", &decide_sync<ratewarden::Mode::hit>, this)));
-  self.Set("peekSync", Napi::Function(env, sync_function(env, "peekSync", &decide_sync<ratewarden::Mode::peek>, this)));
+  self.Set("hitSync", Napi::Function(env, own_function(env, "hitSync", &decide_sync<Mode::hit>, this)));
+  self.Set("peekSync", Napi::Function(env, own_function(env, "peekSync", &decide_sync<Mode::peek>, this)));
+  self.Set("hit", Napi::Function(env, own_function(env, "hit", &decide_async<Mode::hit>, this)));
+  self.Set("peek", Napi::Function(env, own_function(env, "peek", &decide_async<Mode::peek>, this)));
 }
 
 template <ratewarden::Mode mode>
@@ -215,17 +119,34 @@ napi_value LimiterWrap::decide_sync(napi_env env, napi_callback_info info) {
   void* data = nullptr;
   napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
   auto* self = static_cast<LimiterWrap*>(data);
-  try {
+  return js_callback(env, [&]() -> napi_value {
     const std::string_view key = key_bytes(env, argv[0], self->scratch_);
     const int64_t cost = argc < 2 ? 1 : integer_value(env, argv[1]);
-    guarded(Napi::Env(env), [&] {
-      write_decision(mode == ratewarden::Mode::hit ? self->limiter_->hit(key, cost) : self->limiter_->peek(key, cost),
-                     self->out_);
-    });
-  } catch (const Napi::Error& e) {
-    e.ThrowAsJavaScriptException();
-  }
-  return nullptr;
+    write_decision(mode == ratewarden::Mode::hit ? self->limiter_->hit(key, cost) : self->limiter_->peek(key, cost),
+                   self->out_);
+    return nullptr;
+  });
+}
+
+template <ratewarden::Mode mode>
+napi_value LimiterWrap::decide_async(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  void* data = nullptr;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
+  auto* self = static_cast<LimiterWrap*>(data);
+  return js_callback(env, [&]() -> napi_value {
+    const std::string_view key = key_bytes(env, argv[0], self->scratch_);
+    const int64_t cost = integer_value(env, argv[1]);
+    const uint32_t id = call_id(env, argv[2]);
+    // The core validates the key and the cost, throwing before anything starts.
+    if (mode == ratewarden::Mode::hit)
+      self->limiter_->hit_async(key, cost, self->completions_->on_decision(id), Completion::any_thread);
+    else
+      self->limiter_->peek_async(key, cost, self->completions_->on_decision(id), Completion::any_thread);
+    self->completions_->started(env);
+    return nullptr;
+  });
 }
 
 void LimiterWrap::reset_sync(const Napi::CallbackInfo& info) {
@@ -234,48 +155,27 @@ void LimiterWrap::reset_sync(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value LimiterWrap::hit_many_sync(const Napi::CallbackInfo& info) {
-  Napi::Array keys = array_arg(info[0], "keys");
+  KeyList keys(array_arg(info[0], "keys"), scratch_);
   const int64_t cost = integer_value(info[1]);
-  std::vector<std::string> owned(keys.Length());
-  std::vector<std::string_view> views(keys.Length());
-  for (uint32_t i = 0; i < keys.Length(); ++i) views[i] = owned[i] = std::string(key_bytes(keys[i], scratch_));
-  return decisions_array(info.Env(), guarded(info.Env(), [&] { return limiter_->hit_many(views, cost); }));
-}
-
-void LimiterWrap::hits(const Napi::CallbackInfo& info) {
-  Napi::Array keys = array_arg(info[0], "keys"), costs = array_arg(info[1], "costs");
-  auto job = std::make_unique<CallJob>(CallJob::Op::hits, limiter_, function_arg(info[2]));
-  for (uint32_t i = 0; i < keys.Length(); ++i) job->add(key_bytes(keys[i], scratch_), integer_value(costs[i]));
-  addon_data(info.Env()).queue.submit(std::move(job));
-}
-
-void LimiterWrap::hit_many(const Napi::CallbackInfo& info) {
-  Napi::Array keys = array_arg(info[0], "keys");
-  const int64_t cost = integer_value(info[1]);
-  auto job = std::make_unique<CallJob>(CallJob::Op::hit_many, limiter_, function_arg(info[2]));
-  for (uint32_t i = 0; i < keys.Length(); ++i) {
-    const std::string_view key = key_bytes(keys[i], scratch_);
-    guarded(info.Env(), [&] { limiter_->validate(key, cost); });  // a bad key charges nothing: fail before starting
-    job->add(key, cost);
-  }
-  addon_data(info.Env()).queue.submit(std::move(job));
-}
-
-void LimiterWrap::peek(const Napi::CallbackInfo& info) {
-  const std::string_view key = key_bytes(info[0], scratch_);
-  const int64_t cost = integer_value(info[1]);
-  guarded(info.Env(), [&] { limiter_->validate(key, cost); });
-  auto job = std::make_unique<CallJob>(CallJob::Op::peek, limiter_, function_arg(info[2]));
-  job->add(key, cost);
-  addon_data(info.Env()).queue.submit(std::move(job));
+  return decisions_array(info.Env(), guarded(info.Env(), [&] { return limiter_->hit_many(keys.views, cost); }));
 }
 
 void LimiterWrap::reset(const Napi::CallbackInfo& info) {
   const std::string_view key = key_bytes(info[0], scratch_);
-  guarded(info.Env(), [&] { limiter_->validate(key, 1); });
-  auto job = std::make_unique<CallJob>(CallJob::Op::reset, limiter_, function_arg(info[1]));
-  job->add(key, 1);
-  addon_data(info.Env()).queue.submit(std::move(job));
+  const uint32_t id = call_id(info.Env(), info[1]);
+  guarded(info.Env(), [&] { limiter_->reset_async(key, completions_->on_done(id), Completion::any_thread); });
+  completions_->started(info.Env());
+}
+
+void LimiterWrap::hit_many(const Napi::CallbackInfo& info) {
+  KeyList keys(array_arg(info[0], "keys"), scratch_);
+  const int64_t cost = integer_value(info[1]);
+  const uint32_t id = call_id(info.Env(), info[2]);
+  // Every key is validated before anything is charged.
+  guarded(info.Env(), [&] {
+    limiter_->hit_many_async(keys.views, cost, completions_->on_decisions(id), Completion::any_thread);
+  });
+  completions_->started(info.Env());
 }
 
 Napi::Value LimiterWrap::policies(const Napi::CallbackInfo& info) {

@@ -1,5 +1,6 @@
-// Limiter: the core's Limiter for JS. Synchronous calls write their decision into a Float64Array shared with the JS
-// layer (no object per call); asynchronous calls run on the core's thread pool and answer through a callback.
+// Limiter: the core's Limiter for JS. Synchronous calls (the memory store) write their decision into a Float64Array
+// shared with the JS layer (no object per call). Asynchronous calls are the core's async calls: each one starts and
+// returns; its answer reaches the JS completion handler under the id JS gave it (completions.hpp).
 #pragma once
 
 #include <napi.h>
@@ -7,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "completions.hpp"
 #include "ratewarden/limiter.hpp"
 
 namespace rwnode {
@@ -18,28 +20,27 @@ class LimiterWrap : public Napi::ObjectWrap<LimiterWrap> {
   explicit LimiterWrap(const Napi::CallbackInfo& info);
 
  private:
-  // Synchronous: hitSync(key[, cost]), peekSync(key[, cost]); the decision goes to `out`. Own functions of each
-  // instance that find it through their data pointer: on the memory store the whole call takes a few hundred ns,
-  // and an instance method's unwrap and argument checks would be a good part of that.
+  // Own functions of each instance that find it through their data pointer (an instance method's unwrap and
+  // argument checks would be a good part of a memory-store call):
+  //  hitSync(key[, cost]), peekSync(key[, cost]): the decision goes to `out`;
+  //  hit(key, cost, id), peek(key, cost, id): asynchronous. Bad input throws here, before anything starts.
   template <ratewarden::Mode mode>
   static napi_value decide_sync(napi_env env, napi_callback_info info);
+  template <ratewarden::Mode mode>
+  static napi_value decide_async(napi_env env, napi_callback_info info);
   // resetSync(key).
   void reset_sync(const Napi::CallbackInfo& info);
-  // (keys, cost) -> Float64Array of 6 numbers per key.
+  // hitManySync(keys, cost) -> Float64Array of 6 numbers per key.
   Napi::Value hit_many_sync(const Napi::CallbackInfo& info);
-
-  // Asynchronous, each ending in done(error, decisions: Float64Array | null, errors: (Error | undefined)[] | null):
-  // hits(keys, costs, done): independent hits sent together; each has its own decision or error.
-  void hits(const Napi::CallbackInfo& info);
-  // hitMany(keys, cost, done), peek(key, cost, done), reset(key, done): one answer (or error) for the call.
-  void hit_many(const Napi::CallbackInfo& info);
-  void peek(const Napi::CallbackInfo& info);
+  // Asynchronous: reset(key, id), hitMany(keys, cost, id).
   void reset(const Napi::CallbackInfo& info);
+  void hit_many(const Napi::CallbackInfo& info);
 
-  // [{algorithm, limit, periodMs, burst}] for each rate of the policy.
+  // [{algorithm, limit, periodMs, capacity}] for each rate of the policy.
   Napi::Value policies(const Napi::CallbackInfo& info);
 
   std::shared_ptr<ratewarden::Limiter> limiter_;
+  Completions* completions_ = nullptr;  // the environment's; lives as long as it
   Napi::Reference<Napi::Float64Array> out_ref_;
   double* out_ = nullptr;
   std::string scratch_;

@@ -4,7 +4,6 @@
 
 #include "addon.hpp"
 #include "errors.hpp"
-#include "ratewarden/memory_store.hpp"
 
 namespace rwnode {
 namespace {
@@ -50,7 +49,7 @@ StoreWrap::StoreWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<StoreWra
     std::shared_ptr<std::atomic<int64_t>> now = TestClockWrap::Unwrap(clock)->now();
     return ratewarden::open_store(url, [now] { return now->load(); });
   });
-  in_memory_ = dynamic_cast<ratewarden::MemoryStore*>(store_.get()) != nullptr;
+  in_memory_ = !store_->traits().blocks_on_io;
 }
 
 StoreWrap& StoreWrap::from(const Napi::Value& value, const char* what) {

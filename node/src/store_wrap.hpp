@@ -30,7 +30,8 @@ class StoreWrap : public Napi::ObjectWrap<StoreWrap> {
   static Napi::Function define(Napi::Env env);
   explicit StoreWrap(const Napi::CallbackInfo& info);
   const std::shared_ptr<ratewarden::Store>& store() const { return store_; }
-  // The memory store decides in well under a microsecond: the JS layer calls it on the loop.
+  // A store that never waits on I/O (the memory store) decides in well under a microsecond: the JS layer calls it
+  // synchronously on the loop. From the store's traits.
   bool in_memory() const { return in_memory_; }
   // The Store wrapped by `value`, or a thrown invalid-argument error naming `what`.
   static StoreWrap& from(const Napi::Value& value, const char* what);

@@ -246,7 +246,9 @@ describe('Redis store', () => {
 
   test('Redis stopped: fail open (default), fail closed, or an error for Express; back when Redis is', () =>
     withApp((app) => {
-      const url = `${redis.url}?timeout=300ms&connect_timeout=300ms`;
+      // Three failures in a row open the store's circuit: calls fail at once for circuit_backoff, then one probe
+      // closes it again.
+      const url = `${redis.url}?timeout=300ms&connect_timeout=300ms&circuit_backoff=100ms`;
       app.get('/open', rateLimit({ limit: 100, window: 60_000, store: url }), ok);
       app.get('/closed', rateLimit({ limit: 100, window: 60_000, store: url, onStoreError: 'deny' }), ok);
       app.get('/raise', rateLimit({ limit: 100, window: 60_000, store: url, onStoreError: 'raise' }), ok);
@@ -260,6 +262,7 @@ describe('Redis store', () => {
       const raised = await server.request('/raise');
       assert.deepEqual([raised.status, raised.body], [503, 'ERR_RATEWARDEN_STORE_UNAVAILABLE']);
       await redis.start();
+      await new Promise((resolve) => setTimeout(resolve, 150));  // the circuit's back-off is over
       // A pooled connection from before the restart fails once when next used, then reconnects by itself.
       const after = [];
       for (let i = 0; i < 8; i++) after.push((await server.request('/closed')).status);

@@ -1,0 +1,220 @@
+#include "completions.hpp"
+
+#include <napi.h>
+
+#include <cstring>
+#include <utility>
+
+#include "convert.hpp"
+#include "errors.hpp"
+
+namespace rwnode {
+
+Completions::Completions(napi_env env) : env_(env), state_(std::make_shared<State>()) {
+  napi_value name;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_string_utf8(env, "ratewarden", NAPI_AUTO_LENGTH, &name));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, nullptr, nullptr,
+                                                                 this, &Completions::drain, &state_->wake));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_unref_threadsafe_function(env, state_->wake));
+  // Cleanup hooks run in reverse order of registration: this one runs before the thread-safe function's own.
+  NAPI_THROW_IF_FAILED_VOID(env, napi_add_env_cleanup_hook(env, &Completions::close, state_.get()));
+}
+
+// With the addon's instance data, when the environment is torn down (after the cleanup hooks).
+Completions::~Completions() {
+  close(state_.get());
+  if (handler_ != nullptr) napi_delete_reference(env_, handler_);
+  if (later_ != nullptr) napi_delete_reference(env_, later_);
+}
+
+void Completions::set_handler(napi_env env, napi_value handler, napi_value later) {
+  napi_ref refs[2];
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, handler, 1, &refs[0]));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, later, 1, &refs[1]));
+  if (handler_ != nullptr) napi_delete_reference(env, handler_);
+  if (later_ != nullptr) napi_delete_reference(env, later_);
+  handler_ = refs[0];
+  later_ = refs[1];
+}
+
+void Completions::close(void* state) noexcept {
+  auto* s = static_cast<State*>(state);
+  std::vector<Answer> dropped;
+  std::lock_guard<std::mutex> lock(s->mu);
+  s->closed = true;
+  s->answers.swap(dropped);
+}
+
+void Completions::State::push(Answer&& answer) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(mu);
+    if (closed) return;  // the environment is gone: the answer is dropped, no N-API call
+    answers.push_back(std::move(answer));
+    if (!woken) {
+      woken = true;
+      napi_call_threadsafe_function(wake, nullptr, napi_tsfn_nonblocking);
+    }
+  } catch (...) {
+    // Out of memory: this call never settles. Nothing else can be done on this thread.
+  }
+}
+
+ratewarden::DecisionCallback Completions::on_decision(uint32_t id) const {
+  return [state = state_, id](const ratewarden::Decision* d, const ratewarden::Error* e) {
+    Answer a;
+    a.id = id;
+    if (d != nullptr) {
+      a.kind = kDecision;
+      a.decision = *d;
+    } else {
+      a.kind = kError;
+      a.code = e->code();
+      a.message = e->what();
+    }
+    state->push(std::move(a));
+  };
+}
+
+ratewarden::DoneCallback Completions::on_done(uint32_t id) const {
+  return [state = state_, id](const ratewarden::Error* e) {
+    Answer a;
+    a.id = id;
+    a.kind = kDone;
+    if (e != nullptr) {
+      a.kind = kError;
+      a.code = e->code();
+      a.message = e->what();
+    }
+    state->push(std::move(a));
+  };
+}
+
+ratewarden::Limiter::ManyCallback Completions::on_decisions(uint32_t id) const {
+  return [state = state_, id](const std::vector<ratewarden::Decision>* decisions, const ratewarden::Error* e) {
+    Answer a;
+    a.id = id;
+    if (decisions != nullptr) {
+      a.kind = kDecisions;
+      a.many = *decisions;
+    } else {
+      a.kind = kError;
+      a.code = e->code();
+      a.message = e->what();
+    }
+    state->push(std::move(a));
+  };
+}
+
+void Completions::started(napi_env env) {
+  if (in_flight_++ == 0) napi_ref_threadsafe_function(env, state_->wake);
+}
+
+// The thread-safe function's call_js, on the loop thread. `env` is null when Node empties the function's queue at
+// teardown: then `context` may be gone and nothing is touched.
+void Completions::drain(napi_env env, napi_value, void* context, void*) noexcept {
+  if (env == nullptr || context == nullptr) return;
+  static_cast<Completions*>(context)->drain_now(env);
+}
+
+void Completions::drain_now(napi_env env) noexcept {
+  try {
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      if (state_->closed) return;
+      batch_.swap(state_->answers);  // `woken` stays set: answers arriving meanwhile wait for the next turn
+    }
+    if (!batch_.empty()) {
+      in_flight_ -= std::min(in_flight_, batch_.size());
+      if (in_flight_ == 0) napi_unref_threadsafe_function(env, state_->wake);
+      deliver(env, batch_);
+    }
+    batch_.clear();
+    bool more;
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      if (state_->closed) return;
+      more = !state_->answers.empty();
+      if (!more) state_->woken = false;  // the next answer wakes the loop
+    }
+    // More answers came while this batch was delivered: the next turn of the loop takes them (setImmediate).
+    if (more && !call(env, later_, 0, nullptr)) {
+      // JS cannot run (the environment is going away): the thread-safe function is the only way left.
+      napi_call_threadsafe_function(state_->wake, nullptr, napi_tsfn_nonblocking);
+    }
+  } catch (...) {
+    batch_.clear();
+  }
+}
+
+// Calls a JS function of the addon's; false when it could not be called.
+bool Completions::call(napi_env env, napi_ref function, size_t argc, napi_value* argv) noexcept {
+  napi_value fn, recv;
+  if (function == nullptr || napi_get_reference_value(env, function, &fn) != napi_ok || fn == nullptr ||
+      napi_get_undefined(env, &recv) != napi_ok)
+    return false;
+  // A pending exception (the function threw: a bug) is reported by Node as uncaught once the callback returns.
+  return napi_call_function(env, recv, fn, argc, argv, nullptr) == napi_ok;
+}
+
+namespace {
+
+napi_value js_error(napi_env env, ratewarden::ErrorCode code, const std::string& message) {
+  napi_value js_code, js_message, error;
+  if (napi_create_string_utf8(env, error_code(code), NAPI_AUTO_LENGTH, &js_code) != napi_ok ||
+      napi_create_string_utf8(env, message.data(), message.size(), &js_message) != napi_ok ||
+      napi_create_error(env, js_code, js_message, &error) != napi_ok)
+    return nullptr;
+  return error;
+}
+
+napi_value float64_array(napi_env env, size_t length, double** data) {
+  napi_value buffer, array;
+  void* bytes = nullptr;
+  if (napi_create_arraybuffer(env, length * sizeof(double), &bytes, &buffer) != napi_ok ||
+      napi_create_typedarray(env, napi_float64_array, length, buffer, 0, &array) != napi_ok)
+    return nullptr;
+  *data = static_cast<double*>(bytes);
+  return array;
+}
+
+}  // namespace
+
+// One call of the JS handler for the whole batch. Any N-API failure (the environment is being torn down) ends it
+// quietly: those calls' promises are never settled, and nobody is left to wait for them.
+void Completions::deliver(napi_env env, std::vector<Answer>& batch) noexcept {
+  if (handler_ == nullptr) return;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+  [&] {
+    double* values = nullptr;
+    napi_value argv[2];
+    argv[0] = float64_array(env, batch.size() * kRecord, &values);
+    if (argv[0] == nullptr || napi_get_null(env, &argv[1]) != napi_ok) return;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const Answer& a = batch[i];
+      double* record = values + i * kRecord;
+      record[0] = a.id;
+      record[1] = a.kind;
+      if (a.kind == kDecision) write_decision(a.decision, record + 2);
+      else std::memset(record + 2, 0, kDecisionFields * sizeof(double));
+      if (a.kind != kError && a.kind != kDecisions) continue;
+      napi_valuetype type;
+      if (napi_typeof(env, argv[1], &type) != napi_ok) return;
+      if (type == napi_null && napi_create_array_with_length(env, batch.size(), &argv[1]) != napi_ok) return;
+      napi_value extra = nullptr;
+      if (a.kind == kError) {
+        extra = js_error(env, a.code, a.message);
+      } else {
+        double* out = nullptr;
+        extra = float64_array(env, a.many.size() * kDecisionFields, &out);
+        if (extra != nullptr)
+          for (size_t j = 0; j < a.many.size(); ++j) write_decision(a.many[j], out + j * kDecisionFields);
+      }
+      if (extra == nullptr || napi_set_element(env, argv[1], static_cast<uint32_t>(i), extra) != napi_ok) return;
+    }
+    call(env, handler_, 2, argv);
+  }();
+  napi_close_handle_scope(env, scope);
+}
+
+}  // namespace rwnode
