@@ -1,5 +1,7 @@
 #include "callback_thread.hpp"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -27,6 +29,7 @@ class CallbackThread {
 
  private:
   void run() {
+    pthread_setname_np(pthread_self(), "ratewarden-cb");
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
       cv_.wait(lock, [this] { return !tasks_.empty(); });

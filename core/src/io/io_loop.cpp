@@ -1,5 +1,6 @@
 #include "io_loop.hpp"
 
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -132,6 +133,7 @@ int64_t IoLoop::next_deadline() const {
 
 void IoLoop::run() {
   is_loop_thread = true;
+  pthread_setname_np(pthread_self(), "ratewarden-io");  // for operators: ps -L, top -H, gdb
   while (true) turn();
 }
 
