@@ -34,16 +34,18 @@ void rethrow_copy(const Error& error) {
 Decision Store::decide(const StoreCall& call) {
   check_may_wait("call");
   SyncWait<Decision> wait;
-  decide_async(call, [&wait](const Decision* d, const Error* e) { wait.complete(d, e); });
+  run_and_wait(wait, [&] { decide_async(call, [&wait](const Decision* d, const Error* e) { wait.complete(d, e); }); });
   return wait.wait();
 }
 
 void Store::reset(const std::string* keys, size_t count, std::string_view tag) {
   check_may_wait("reset");
   SyncWait<bool> wait;
-  reset_async(keys, count, tag, [&wait](const Error* e) {
-    const bool ok = true;
-    wait.complete(e == nullptr ? &ok : nullptr, e);
+  run_and_wait(wait, [&] {
+    reset_async(keys, count, tag, [&wait](const Error* e) {
+      const bool ok = true;
+      wait.complete(e == nullptr ? &ok : nullptr, e);
+    });
   });
   wait.wait();
 }
@@ -52,15 +54,17 @@ void Store::decide_many(const StoreCall* calls, size_t n, Decision* out, std::op
   if (n == 0) return;
   check_may_wait("call");
   SyncWait<bool> wait;
-  decide_many_async(calls, n, [&](const Decision* decisions, const std::optional<StoreError>* errs) {
-    for (size_t i = 0; i < n; ++i) {
-      if (errs[i])
-        errors[i] = errs[i];
-      else
-        out[i] = decisions[i];
-    }
-    const bool ok = true;
-    wait.complete(&ok, nullptr);
+  run_and_wait(wait, [&] {
+    decide_many_async(calls, n, [&](const Decision* decisions, const std::optional<StoreError>* errs) {
+      for (size_t i = 0; i < n; ++i) {
+        if (errs[i])
+          errors[i] = errs[i];
+        else
+          out[i] = decisions[i];
+      }
+      const bool ok = true;
+      wait.complete(&ok, nullptr);
+    });
   });
   wait.wait();
 }
@@ -68,9 +72,11 @@ void Store::decide_many(const StoreCall* calls, size_t n, Decision* out, std::op
 void Store::check() {
   check_may_wait("check");
   SyncWait<bool> wait;
-  check_async([&wait](const Error* e) {
-    const bool ok = true;
-    wait.complete(e == nullptr ? &ok : nullptr, e);
+  run_and_wait(wait, [&] {
+    check_async([&wait](const Error* e) {
+      const bool ok = true;
+      wait.complete(e == nullptr ? &ok : nullptr, e);
+    });
   });
   wait.wait();
 }

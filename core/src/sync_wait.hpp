@@ -6,12 +6,14 @@
 #include <optional>
 #include <string>
 
+#include "io/io_loop.hpp"
 #include "ratewarden/errors.hpp"
 
 namespace ratewarden {
 
 // Throws InvalidArgument on the I/O thread, where waiting would wait for the thread itself.
 void check_may_wait(const char* what);
+
 
 // Rethrows a copy of `error` as what it was: StoreError for a store's failure, else Error.
 [[noreturn]] void rethrow_copy(const Error& error);
@@ -31,6 +33,10 @@ class SyncWait {
     done_ = true;
     cv_.notify_one();
   }
+  bool ready() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return done_;
+  }
   T wait() {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [this] { return done_; });
@@ -46,5 +52,12 @@ class SyncWait {
   std::optional<ErrorCode> code_;
   std::string message_;
 };
+
+// Makes a network call with `start`, and when this returns `wait` is ready or will be made ready by the I/O thread:
+// the call ran on this thread if the I/O thread was asleep (IoLoop::drive: no hand-off between threads).
+template <typename T, typename Start>
+void run_and_wait(SyncWait<T>& wait, Start start) {
+  if (!IoLoop::current().drive(start, [&wait] { return wait.ready(); })) start();
+}
 
 }  // namespace ratewarden

@@ -240,6 +240,22 @@ TEST(Threads, ASynchronousCallOnTheIoThreadIsRefusedNotADeadlock) {
   EXPECT_NE(f.get().find("would wait for itself"), std::string::npos);
 }
 
+// A synchronous call runs the loop on the caller's thread while the I/O thread sleeps; the calls after it must still
+// wake the I/O thread.
+TEST(Threads, AsynchronousCallsAfterASynchronousOneAreServed) {
+  Limiter limiter("1000000/minute", open_store(tls_server().url() + "?prefix=after-sync"));
+  for (int i = 0; i < 200; ++i) {
+    limiter.hit("sync");
+    std::promise<bool> answered;
+    limiter.hit_async("async", 1, [&](const Decision* d, const Error*) { answered.set_value(d != nullptr); },
+                      Completion::any_thread);
+    auto f = answered.get_future();
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(2)), std::future_status::ready) << "round " << i;
+    EXPECT_TRUE(f.get());
+    if (i % 50 == 0) std::this_thread::sleep_for(Ms(20));  // let the I/O thread fall asleep again
+  }
+}
+
 TEST(Threads, LibraryThreadCallbacksMayMakeSynchronousCalls) {
   auto limiter = std::make_shared<Limiter>("1000/minute", open_store(tls_server().url() + "?prefix=callback-sync"));
   Countdown all(50);

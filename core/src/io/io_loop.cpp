@@ -134,12 +134,42 @@ int64_t IoLoop::next_deadline() const {
 void IoLoop::run() {
   is_loop_thread = true;
   pthread_setname_np(pthread_self(), "ratewarden-io");  // for operators: ps -L, top -H, gdb
-  while (true) turn();
+  std::unique_lock<std::mutex> token(drive_mu_);
+  while (true) turn(&token);
+}
+
+bool IoLoop::drive(const std::function<void()>& start, const std::function<bool()>& done) {
+  std::unique_lock<std::mutex> token(drive_mu_, std::try_to_lock);
+  if (!token.owns_lock()) return false;  // the I/O thread is at work: it will answer
+  struct AsLoopThread {
+    const bool was = is_loop_thread;
+    AsLoopThread() { is_loop_thread = true; }
+    ~AsLoopThread() { is_loop_thread = was; }
+  } as_loop_thread;
+  now_us_ = monotonic_now_us();
+  start();
+  finish_turn();
+  while (!done()) turn(nullptr);
+  // The I/O thread may be asleep with a timeout chosen before this: it must look again if anything is left to do,
+  // and the next post must wake it (this thread's turns left awake_ set).
+  bool wake = next_deadline() != INT64_MAX;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake = wake || !posted_.empty();
+    awake_ = wake;
+  }
+  if (wake) {
+    const uint64_t one = 1;
+    ssize_t n = ::write(wake_fd_, &one, sizeof one);
+    (void)n;
+  }
+  return true;
 }
 
 // One turn: sleep until an event, a post or a deadline; run what is posted; handle the events; expire deadlines;
-// flush the output every task and event of the turn produced (so calls made together leave together).
-void IoLoop::turn() {
+// flush the output every task and event of the turn produced (so calls made together leave together). The I/O
+// thread lets go of the token while it sleeps (`token`), so that a synchronous caller may run turns meanwhile.
+void IoLoop::turn(std::unique_lock<std::mutex>* token) {
   int timeout_ms = -1;
   const int64_t next = next_deadline();
   if (next != INT64_MAX) {
@@ -153,8 +183,17 @@ void IoLoop::turn() {
     sleeping = !awake_;
   }
   epoll_event events[64];
+  const uint64_t seen = turns_;
+  if (token != nullptr) token->unlock();
   const int n = epoll_wait(epoll_fd_, events, 64, sleeping ? timeout_ms : 0);
+  if (token != nullptr) token->lock();
   now_us_ = monotonic_now_us();
+  if (turns_ != seen) {  // a caller ran turns while this thread slept: these events may name handlers it deleted
+    std::lock_guard<std::mutex> lock(mu_);
+    awake_ = true;
+    return;
+  }
+  ++turns_;
 
   std::vector<Task> tasks;
   {
@@ -186,12 +225,15 @@ void IoLoop::turn() {
     if (std::find(deadlines_.begin(), deadlines_.end(), d) != deadlines_.end() && d->next_deadline_us() <= now_us_)
       d->expire(now_us_);
 
+  finish_turn();
+}
+
+void IoLoop::finish_turn() {
   while (!dirty_.empty()) {
     std::vector<Flushable*> dirty;
     dirty.swap(dirty_);
     for (Flushable* f : dirty) f->flush();
   }
-
   std::vector<Task> deferred;
   deferred.swap(deferred_);
   for (Task& t : deferred) t();

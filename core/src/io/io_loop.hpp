@@ -1,7 +1,7 @@
 // The library's I/O thread: one epoll loop per process that drives every network connection (internal).
 //
-// Callers never wait on a socket: they post work to the loop and are called back. The loop thread is the only one
-// that touches connections, so they need no locks. It starts on first use (the first call to a network store) and
+// Callers never wait on a socket: they post work to the loop and are called back. Only the thread that holds the
+// loop's token runs a turn and touches connections: the I/O thread, or a synchronous caller that found it asleep. It starts on first use (the first call to a network store) and
 // lives as long as the process; a forked child gets a loop of its own on its first call (fork_guard.hpp).
 #pragma once
 
@@ -42,12 +42,18 @@ class IoLoop {
 
   // The loop of this process, started on first use.
   static IoLoop& current();
-  // Whether the calling thread is a loop thread (of this process or, in a child, of the one inherited).
+  // Whether the calling thread is running the loop: the I/O thread, or a caller driving it (drive()).
   static bool on_loop_thread();
 
   // Thread-safe: runs the tasks on the loop thread, in order, soon.
   void post(Task task);
   void post(std::vector<Task>& tasks);
+
+  // For a synchronous call: if the I/O thread is asleep (no turn under way), the calling thread takes the loop over,
+  // runs `start` (which makes the call) and then turns of the loop until `done()` — the call's own round trip with
+  // no hand-off between threads — and returns true. Otherwise returns false, having run nothing: the caller then
+  // makes the call and waits for the I/O thread.
+  bool drive(const std::function<void()>& start, const std::function<bool()>& done);
 
   // Loop thread only.
   void watch(int fd, uint32_t events, IoHandler* handler);  // add or change
@@ -67,12 +73,16 @@ class IoLoop {
  private:
   IoLoop();
   void run();
-  void turn();
+  void turn(std::unique_lock<std::mutex>* token);
+  void finish_turn();
   int64_t next_deadline() const;
 
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::thread thread_;
+  // Held by whichever thread runs a turn: the I/O thread (which lets go of it while it sleeps) or a driving caller.
+  std::mutex drive_mu_;
+  uint64_t turns_ = 0;
 
   std::mutex mu_;
   std::vector<Task> posted_;
