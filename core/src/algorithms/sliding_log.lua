@@ -5,7 +5,7 @@
 
 -- Reads only the live members, (now - period, +inf], oldest first: the cost of a call grows with the limit, not
 -- with what expired.
-local function load_state(key, p)
+local function load_state(key, p, now)
   local entries = {}
   for i, m in ipairs(redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now - p.period), '+inf')) do
     local t, c = string.match(m, '^(-?%d+):(%d+)$')
