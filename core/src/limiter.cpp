@@ -4,12 +4,15 @@
 
 #include "io/callback_thread.hpp"
 #include "ratewarden/errors.hpp"
+#include "ratewarden/version.hpp"
 
 namespace ratewarden {
 namespace {
 
-// The tail of a storage key after the user key (docs/key-format.md).
-std::string key_suffix(const Policy& p) { return "}:" + storage_name(p); }
+// The tail of a storage key after the user key (docs/key-format.md): the key format's version, then the policy.
+std::string key_suffix(const Policy& p) {
+  return "}:v" + std::to_string(RATEWARDEN_KEY_FORMAT_VERSION) + ":" + storage_name(p);
+}
 
 // Fail-closed denials ask the client to come back soon: the store may be back by then.
 constexpr int64_t kFailClosedRetryUs = 1000000;

@@ -97,6 +97,43 @@ TEST(RedisStore, UsesTheServerClockByDefault) {
   EXPECT_LE(denied.retry_after_us, 60 * kS);
 }
 
+// Under the server clock a fixed window is a counter whose TTL is the window (docs/key-format.md): the times it
+// reports come from the TTL, never early, and the window ends when the key does.
+TEST(RedisStore, ServerClockFixedWindowIsTheKeysTtl) {
+  for (const char* rate : {"3 per 300ms", "3 per 300ms; 5 per 10 seconds"}) {
+    SCOPED_TRACE(rate);
+    Limiter limiter(rate, redis("?prefix=fwttl"));
+    limiter.reset("k");
+    for (int i = 0; i < 3; ++i) {
+      Decision d = limiter.hit("k");
+      EXPECT_TRUE(d.allowed);
+      EXPECT_EQ(d.remaining, 2 - i);
+      EXPECT_EQ(d.used, i + 1);
+      EXPECT_EQ(d.limit, 3);
+      EXPECT_GT(d.reset_after_us, 200 * 1000);
+      EXPECT_LE(d.reset_after_us, 300 * 1000);
+    }
+    Decision peek = limiter.peek("k");
+    EXPECT_FALSE(peek.allowed);
+    Decision denied = limiter.hit("k");
+    EXPECT_FALSE(denied.allowed);
+    EXPECT_EQ(denied.remaining, 0);
+    EXPECT_EQ(denied.used, 3);
+    EXPECT_GT(denied.retry_after_us, 0);
+    EXPECT_LE(denied.retry_after_us, 300 * 1000);
+    EXPECT_EQ(denied.retry_after_us, denied.reset_after_us);
+    const std::string key = limiter.storage_key("k", 0);
+    EXPECT_EQ(server().command({"GET", key}), "3");  // denials wrote nothing
+    std::this_thread::sleep_for(std::chrono::microseconds(denied.retry_after_us));
+    Decision again = limiter.hit("k");
+    EXPECT_TRUE(again.allowed) << "a hit at now + retry_after is allowed";
+    if (std::string(rate).find(';') == std::string::npos) {
+      EXPECT_EQ(again.remaining, 2);
+      EXPECT_EQ(again.reset_after_us, 300 * 1000);
+    }
+  }
+}
+
 TEST(RedisStore, KeysOfAnyBytesStayInTheirPlace) {
   Limiter limiter("1/minute", redis("?prefix=bin"));
   const std::string nasty("a\0}{']]--\r\n\"end", 16);
@@ -105,7 +142,7 @@ TEST(RedisStore, KeysOfAnyBytesStayInTheirPlace) {
   EXPECT_FALSE(limiter.hit(nasty).allowed);
   EXPECT_TRUE(limiter.hit(std::string("a\0}", 3)).allowed);
   EXPECT_EQ(server().command({"EXISTS", limiter.storage_key(nasty, 0)}), "1");
-  EXPECT_EQ(server().command({"TYPE", limiter.storage_key(nasty, 0)}), "hash");
+  EXPECT_EQ(server().command({"TYPE", limiter.storage_key(nasty, 0)}), "string");
 }
 
 TEST(RedisStore, HitManyIsOnePipeline) {
@@ -161,7 +198,8 @@ TEST(RedisStore, SlidingLogNeverHoldsMoreThanTheLimit) {
   Limiter limiter("20/minute", redis("?prefix=log"), with_algorithm(Algorithm::sliding_log));
   limiter.reset("k");
   for (int i = 0; i < 200; ++i) limiter.hit("k");
-  EXPECT_EQ(server().command({"ZCARD", limiter.storage_key("k", 0)}), "20");
+  // The totals n, h, t, l and one field per entry.
+  EXPECT_EQ(server().command({"HLEN", limiter.storage_key("k", 0)}), "24");
 }
 
 // 8 processes x 4 threads on one key: exactly `limit` allowed, whichever exact algorithm.

@@ -28,7 +28,9 @@ struct FixedWindowState {
 };
 Outcome fixed_window(FixedWindowState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode);
 
-// The allowed hits, oldest first, as a queue that reuses its storage.
+// The allowed hits, oldest first, as a queue that reuses its storage, and the running total of their costs: a call
+// costs O(1) amortised whatever the limit (each entry is dropped once; a denial reads only the entries its
+// retry_after needs).
 struct SlidingLogState {
   struct Entry {
     int64_t at_us;
@@ -36,6 +38,7 @@ struct SlidingLogState {
   };
   std::vector<Entry> entries;
   size_t head = 0;  // entries before head have expired
+  int64_t sum = 0;  // the costs of entries[head..]
 };
 Outcome sliding_log(SlidingLogState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode);
 

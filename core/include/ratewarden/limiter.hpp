@@ -95,7 +95,7 @@ class Limiter {
   LimiterOptions options_;
   std::shared_ptr<Store> store_;
   std::string key_head_;                   // "<prefix>:{"
-  std::vector<std::string> key_suffixes_;  // "}:<algorithm>:<limit>:<period_ms>[:<extra>]" per policy
+  std::vector<std::string> key_suffixes_;  // "}:v<version>:<algorithm>:<limit>:<period_ms>[:<extra>]" per policy
   int64_t max_cost_ = 0;
   Decision on_failure_;  // the decision on_store_error = allow / deny gives
 };

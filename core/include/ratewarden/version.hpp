@@ -1,7 +1,8 @@
 #pragma once
 
-// Version of the Redis key format (docs/key-format.md): bumped when stored state stops being shared.
-#define RATEWARDEN_KEY_FORMAT_VERSION 1
+// Version of the Redis key format (docs/key-format.md): bumped when stored state stops being shared;
+// from version 2 on it is part of every storage key ("<prefix>:{<key>}:v2:..."), so versions never read each other's.
+#define RATEWARDEN_KEY_FORMAT_VERSION 2
 
 namespace ratewarden {
 

@@ -1,20 +1,38 @@
 -- The main body: decide for every policy of the key at once, the twin of decide_all.cpp.
--- A decision is {allowed, limit, remaining, reset_after, retry_after, used}.
+-- evaluate returns a decision {allowed, limit, remaining, reset_after, retry_after, used} and the state's expiry.
 
--- Peek every policy; only if the call is a hit that all of them allow, charge and save each one.
-local states, decisions = {}, {}
+-- One policy: the algorithm's own fast path, else one evaluation, a save only for an allowed hit, the short reply.
+if n == 1 then
+  local limit, period, extra = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+  if decide_one then
+    local reply = decide_one(KEYS[1], limit, period, extra)
+    if reply then return reply end
+  end
+  local p = {limit = limit, period = period, extra = extra}
+  local now = needs_clock and clock() or test_now
+  local s = load_state(KEYS[1], p, now)
+  local d, expires_at = evaluate(s, now, p, cost, hit)
+  if hit and d[1] then save_state(KEYS[1], s, p, now, expires_at) end
+  if d[6] == d[2] - d[3] then return {d[1] and 1 or 0, d[3], d[4], d[5]} end
+  return {d[1] and 1 or 0, d[3], d[4], d[5], d[6]}
+end
+
+-- Several policies, one pass: each is evaluated once in the call's mode. A denied hit changes nothing and decides
+-- as a peek would, so when any policy denies, the denying policies' decisions are the ones reported and nothing is
+-- saved; when all allow a hit, every state is saved with its charge.
+local now = needs_clock and clock() or test_now
+local states, policies, decisions, expiries = {}, {}, {}, {}
 local all_allowed = true
 for i = 1, n do
-  states[i] = load_state(KEYS[i], policies[i])
-  decisions[i] = evaluate(states[i], now, policies[i], cost, false)
-  all_allowed = all_allowed and decisions[i][1]
+  local j = 3 * i
+  local p = {limit = tonumber(ARGV[j + 1]), period = tonumber(ARGV[j + 2]), extra = tonumber(ARGV[j + 3])}
+  local s = load_state(KEYS[i], p, now)
+  local d, expires_at = evaluate(s, now, p, cost, hit)
+  policies[i], states[i], decisions[i], expiries[i] = p, s, d, expires_at
+  all_allowed = all_allowed and d[1]
 end
 if hit and all_allowed then
-  for i = 1, n do
-    local d, expires_at = evaluate(states[i], now, policies[i], cost, true)
-    decisions[i] = d
-    save_state(KEYS[i], states[i], policies[i], now, expires_at)
-  end
+  for i = 1, n do save_state(KEYS[i], states[i], policies[i], now, expiries[i]) end
 end
 
 -- combine_decisions: among the policies that agree with the outcome, the largest retry_after, then the lowest

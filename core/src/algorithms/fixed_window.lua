@@ -1,22 +1,79 @@
 -- fixed_window (core/src/algorithms/fixed_window.cpp).
--- Redis layout: a HASH with fields c = the count, s = the window start in µs.
+-- Redis layout, server clock: a STRING holding the count, whose TTL is the window, as INCRBY + PEXPIRE on the first
+-- hit: the hit that opens a window sets the count with PX = period - 1 ms, so the key lives through the
+-- millisecond ticks start .. start + period - 1 and is gone at start + period. No clock read: the time left in the
+-- window is the key's PTTL + 1 ms. Under a test clock (ARGV[3] given), whose time does not run with the server's,
+-- the window start is kept instead: a HASH with c = the count, s = the window start in µs.
+-- The state is {count, left = µs left in the window, fresh = a window this call opens}.
 
-local function load_state(key, p)
-  local v = redis.call('HMGET', key, 'c', 's')
-  return {count = tonumber(v[1]) or 0, start = tonumber(v[2]) or 0}
+needs_clock = false
+
+-- One policy under the server clock, first in the file so that the call creates none of the functions below:
+-- GET, then PTTL for a live window, then SET PX (opening) or INCRBY (allowed hit).
+if n == 1 and not test_now then
+  local key, limit = KEYS[1], tonumber(ARGV[4])
+  local count = tonumber(redis.call('GET', key)) or 0
+  local left = 0
+  if count > 0 then
+    left = redis.call('PTTL', key)
+    if left < 0 then count = 0 else left = (left + 1) * 1000 end  -- no TTL: not ours, counts as absent
+  end
+  if count + cost > limit then return {0, limit - count, left, left} end  -- count > 0: cost <= limit
+  if not hit then
+    if count == 0 then return {1, limit, 0, 0} end
+    return {1, limit - count, left, 0}
+  end
+  if count == 0 then
+    local px = math.max(1, tonumber(ARGV[5]) / 1000 - 1)
+    redis.call('SET', key, ARGV[1], 'PX', string.format('%d', px))
+    return {1, limit - cost, (px + 1) * 1000, 0}
+  end
+  return {1, limit - redis.call('INCRBY', key, ARGV[1]), left, 0}
+end
+
+
+-- The PX of a window's key and the µs it lasts from the opening hit's millisecond: ticks 0 .. px are alive.
+local function window_px(period)
+  return math.max(1, period / 1000 - 1)
+end
+
+-- A live counter's count and µs left, from GET and PTTL; a key without a TTL (not ours) counts as absent.
+local function read_counter(key)
+  local count = tonumber(redis.call('GET', key))
+  if not count then return 0, 0 end
+  local ms = redis.call('PTTL', key)
+  if ms < 0 then return 0, 0 end
+  return count, (ms + 1) * 1000
+end
+
+local function load_state(key, p, now)
+  if test_now then
+    local v = redis.call('HMGET', key, 'c', 's')
+    local count = tonumber(v[1]) or 0
+    return {count = count, left = count > 0 and tonumber(v[2]) + p.period - now or 0}
+  end
+  local count, left = read_counter(key)
+  return {count = count, left = left}
 end
 
 local function evaluate(s, now, p, cost, hit)
-  -- An empty or expired window restarts at now.
-  if s.count <= 0 or now >= s.start + p.period then s.count, s.start = 0, now end
+  -- An empty or expired window restarts now.
+  if s.count <= 0 or s.left <= 0 then
+    s.count, s.fresh = 0, true
+    s.left = test_now and p.period or (window_px(p.period) + 1) * 1000
+  end
   local allowed = s.count + cost <= p.limit
   if allowed and hit then s.count = s.count + cost end
-  local window_left = s.start + p.period - now
-  local reset_after = s.count > 0 and window_left or 0
-  local expires_at = s.count > 0 and s.start + p.period or now
-  return {allowed, p.limit, p.limit - s.count, reset_after, allowed and 0 or window_left, s.count}, expires_at
+  local reset_after = s.count > 0 and s.left or 0
+  return {allowed, p.limit, p.limit - s.count, reset_after, allowed and 0 or s.left, s.count}, s.left
 end
 
+-- Called after an allowed hit.
 local function save_state(key, s, p, now, expires_at)
-  save_fields(key, now, expires_at, 'c', fmt(s.count), 's', fmt(s.start))
+  if test_now then
+    return save_fields(key, now, now + s.left, 'c', fmt(s.count), 's', fmt(now + s.left - p.period))
+  end
+  if s.fresh then return redis.call('SET', key, fmt(s.count), 'PX', fmt(window_px(p.period))) end
+  redis.call('INCRBY', key, ARGV[1])
 end
+

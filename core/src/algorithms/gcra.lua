@@ -1,7 +1,7 @@
 -- gcra (core/src/algorithms/gcra.cpp); p.extra is the burst B.
--- Redis layout: a STRING holding the theoretical arrival time (TAT) in µs.
+-- Redis layout: a STRING holding the theoretical arrival time (TAT) in µs, with a TTL that ends at the TAT.
 
-local function load_state(key, p)
+local function load_state(key, p, now)
   return {tat = tonumber(redis.call('GET', key)) or 0}  -- absent: 0, which max(tat, now) turns into now
 end
 
@@ -19,7 +19,21 @@ local function evaluate(s, now, p, cost, hit)
 end
 
 local function save_state(key, s, p, now, expires_at)
-  local ttl = ttl_ms(now, expires_at)
-  if not ttl then return redis.call('DEL', key) end
-  redis.call('SET', key, fmt(s.tat), 'PX', ttl)
+  redis.call('SET', key, fmt(s.tat), 'PX', ttl_ms(now, expires_at))  -- after a hit, expires_at > now
+end
+
+-- One policy: TIME, GET, and SET PX only for an allowed hit.
+decide_one = function(key, limit, period, burst)
+  local now = clock()
+  local t = idiv(period + limit - 1, limit)
+  local tau = burst * t
+  local tat = tonumber(redis.call('GET', key)) or now
+  if tat < now then tat = now end
+  local next_tat = tat + cost * t
+  if next_tat - now > tau then return {0, idiv(tau - (tat - now), t), tat - now, next_tat - now - tau} end
+  if hit then
+    redis.call('SET', key, fmt(next_tat), 'PX', ttl_ms(now, next_tat))
+    tat = next_tat
+  end
+  return {1, idiv(tau - (tat - now), t), tat - now, 0}
 end

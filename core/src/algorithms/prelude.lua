@@ -1,16 +1,20 @@
 -- ratewarden: shared helpers and argument parsing. The build concatenates prelude.lua .. <algorithm>.lua ..
 -- decide_all.lua into one script per row of the algorithm table; each <algorithm>.lua defines load_state, evaluate
--- and save_state, the twin of <algorithm>.cpp next to it (docs/algorithms.md).
+-- and save_state, the twin of <algorithm>.cpp next to it (docs/algorithms.md), and may define decide_one, a fast
+-- path for the common call: one policy.
 --
 -- KEYS[i]: the storage key of policy i (docs/key-format.md), all with the same {hash tag}.
 -- ARGV[1] = cost, ARGV[2] = "1" hit / "0" peek, ARGV[3] = now in µs, or "" for the server's TIME;
 -- then per policy i: ARGV[3i+1] = limit, ARGV[3i+2] = period in µs, ARGV[3i+3] = extra (the value of the
 -- algorithm's option: the burst, the bucket count, or 0; Policy::option_value).
--- Returns {allowed (1/0), limit, remaining, reset_after, retry_after, used, policy_index} of the combined decision,
--- policy_index counting from 0.
+-- Returns, for one policy: {allowed (1/0), remaining, reset_after, retry_after[, used]} — the limit is the policy's
+-- capacity and `used` is left out when it equals limit - remaining (core/src/redis/commands.cpp, to_decision);
+-- for several policies: {allowed, limit, remaining, reset_after, retry_after, used, policy_index}, policy_index
+-- counting from 0.
 --
 -- Numbers are doubles here: every value stays an integer below 2^53, so +, -, * and comparisons are exact.
 -- Numbers are passed to redis.call only as strings (fmt), since Redis may print large doubles in exponent form.
+-- The scripts keep to locals: no table is built per call where a local does (tables cost an allocation each).
 
 local function fmt(x)
   return string.format('%d', x)
@@ -22,9 +26,27 @@ local function idiv(a, b)
   return -math.floor(-a / b)
 end
 
+local n = #KEYS
+local cost = tonumber(ARGV[1])
+local hit = ARGV[2] == '1'
+-- The test clock's time, or nil: the server's TIME is then read by clock(), only by the algorithms that need it.
+local test_now = ARGV[3] ~= '' and tonumber(ARGV[3]) or nil
+if n == 0 or #ARGV ~= 3 + 3 * n or not cost or (ARGV[3] ~= '' and not test_now) then
+  return redis.error_reply('ERR ratewarden: expected 1+ keys, then cost, mode, now and 3 values per key')
+end
+
 -- With a test clock (ARGV[3] given) time stands still between steps while the server's TTLs keep running: a grace
--- second keeps a state from expiring early in real time. Decisions never depend on TTLs, only on the stored times.
-local ttl_grace_ms = ARGV[3] ~= '' and 1000 or 0
+-- second keeps a state from expiring early in real time. Decisions never depend on TTLs, only on the stored times
+-- (fixed_window, which reads its window from the TTL under the server clock, keeps its start under a test clock).
+local ttl_grace_ms = test_now and 1000 or 0
+
+-- The current time in µs. Called before any write (TIME after a write is refused by Redis < 7 without effects
+-- replication; Redis 7 allows it, but a clock read first keeps the script deterministic in what it writes).
+local function clock()
+  if test_now then return test_now end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
 
 -- The TTL (ms, as a string) that keeps a state until expires_at, rounded up; nil when it has already expired.
 local function ttl_ms(now, expires_at)
@@ -40,21 +62,7 @@ local function save_fields(key, now, expires_at, ...)
   redis.call('PEXPIRE', key, ttl)
 end
 
-local n = #KEYS
-local cost = tonumber(ARGV[1])
-local hit = ARGV[2] == '1'
--- TIME is read before any write (allowed since Redis 5 with effects replication, the only mode of Redis 7).
-local now = tonumber(ARGV[3])
-if ARGV[3] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
-if n == 0 or #ARGV ~= 3 + 3 * n or not cost or not now then
-  return redis.error_reply('ERR ratewarden: expected 1+ keys, then cost, mode, now and 3 values per key')
-end
-
-local policies = {}
-for i = 1, n do
-  local j = 3 * i
-  policies[i] = {limit = tonumber(ARGV[j + 1]), period = tonumber(ARGV[j + 2]), extra = tonumber(ARGV[j + 3])}
-end
+-- Set by the algorithm: decide_one(key, limit, period, extra) -> the reply for one policy, or nil to take the
+-- general path; needs_clock = false when evaluate never reads `now` under the server clock.
+local decide_one
+local needs_clock = true

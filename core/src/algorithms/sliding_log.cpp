@@ -4,12 +4,14 @@
 namespace ratewarden {
 namespace {
 
-// Drops expired entries; compacts the storage once the dead prefix outweighs the live part.
+// Drops expired entries from the head (the running total with them); compacts the storage once the dead prefix
+// outweighs the live part.
 void drop_expired(SlidingLogState& s, int64_t now, int64_t period) {
-  while (s.head < s.entries.size() && s.entries[s.head].at_us <= now - period) ++s.head;
+  while (s.head < s.entries.size() && s.entries[s.head].at_us <= now - period) s.sum -= s.entries[s.head++].cost;
   if (s.head == s.entries.size()) {
     s.entries.clear();
     s.head = 0;
+    s.sum = 0;
   } else if (s.head > 16 && s.head * 2 > s.entries.size()) {
     s.entries.erase(s.entries.begin(), s.entries.begin() + static_cast<std::ptrdiff_t>(s.head));
     s.head = 0;
@@ -20,8 +22,7 @@ void drop_expired(SlidingLogState& s, int64_t now, int64_t period) {
 
 Outcome sliding_log(SlidingLogState& s, int64_t now, const Policy& p, int64_t cost, Mode mode) {
   drop_expired(s, now, p.period_us);
-  int64_t sum = 0;
-  for (size_t i = s.head; i < s.entries.size(); ++i) sum += s.entries[i].cost;
+  int64_t& sum = s.sum;
 
   Outcome out;
   Decision& d = out.decision;
@@ -35,7 +36,7 @@ Outcome sliding_log(SlidingLogState& s, int64_t now, const Policy& p, int64_t co
     sum += cost;
   }
   if (!d.allowed) {
-    // The first entry whose expiry frees enough of the quota.
+    // The first entry whose expiry frees enough of the quota: the scan reads only the entries it needs.
     int64_t freed = 0;
     for (size_t i = s.head; i < s.entries.size(); ++i) {
       freed += s.entries[i].cost;

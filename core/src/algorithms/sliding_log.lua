@@ -1,62 +1,85 @@
 -- sliding_log (core/src/algorithms/sliding_log.cpp).
--- Redis layout: a ZSET of the allowed hits, score = the hit's time in µs, member = "<time_us>:<cost>"; hits at the
--- same instant are one member with the summed cost. A saved hit first removes the members with
--- score <= now - period, so a key holds at most `limit` members (each costs at least 1).
+-- Redis layout: a HASH holding the log as a queue, oldest first, with its running total beside it:
+--   n = the sum of the costs of the entries in the queue, h = the index of the oldest entry, t = the index of the
+--   newest, l = the time of the newest (µs); field "<i>" (decimal) = entry i as "<time_us>:<cost>". Hits at the same
+--   instant are one entry. An absent key is an empty log (h = 1, t = 0).
+-- A call reads the totals (HMGET), then only the entries it needs: the expired ones at the head, which it drops
+-- (each entry is dropped once: amortised O(1)), and for a denial the oldest entries until enough of the quota is
+-- freed. Dropping expired entries is the only write a denial or a peek can make (no TTL refresh, no count growth).
 
--- Reads only the live members, (now - period, +inf], oldest first: the cost of a call grows with the limit, not
--- with what expired.
-local function load_state(key, p)
-  local entries = {}
-  for i, m in ipairs(redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now - p.period), '+inf')) do
-    local t, c = string.match(m, '^(-?%d+):(%d+)$')
-    entries[i] = {t = tonumber(t), cost = tonumber(c)}
+-- Entry i of s, read once: its time and cost.
+local function entry(s, i)
+  local t = s.times[i]
+  if t == nil then
+    local v = redis.call('HGET', s.key, fmt(i))
+    local a, b = string.match(v, '^(-?%d+):(%d+)$')
+    t = tonumber(a)
+    s.times[i], s.costs[i] = t, tonumber(b)
   end
-  return {entries = entries, head = 1}  -- entries before head have expired
+  return t, s.costs[i]
+end
+
+local function load_state(key, p, now)
+  local v = redis.call('HMGET', key, 'n', 'h', 't', 'l')
+  local s = {key = key, sum = tonumber(v[1]) or 0, head = tonumber(v[2]) or 1, tail = tonumber(v[3]) or 0,
+             last = tonumber(v[4]), times = {}, costs = {}}
+  local first = s.head
+  while s.head <= s.tail do
+    local t, c = entry(s, s.head)
+    if t > now - p.period then break end
+    s.sum = s.sum - c
+    s.head = s.head + 1
+  end
+  if s.head > first then
+    if s.head > s.tail then
+      redis.call('DEL', key)
+      s.sum, s.head, s.tail = 0, 1, 0
+    else
+      for i = first, s.head - 1, 1000 do  -- HDEL in chunks: unpack's limit
+        local fields = {}
+        for j = i, math.min(i + 999, s.head - 1) do fields[#fields + 1] = fmt(j) end
+        redis.call('HDEL', key, unpack(fields))
+      end
+      redis.call('HSET', key, 'n', fmt(s.sum), 'h', fmt(s.head))
+    end
+  end
+  return s
 end
 
 local function evaluate(s, now, p, cost, hit)
-  local e = s.entries
-  while s.head <= #e and e[s.head].t <= now - p.period do s.head = s.head + 1 end
-  local sum = 0
-  for i = s.head, #e do sum = sum + e[i].cost end
-
-  local allowed = sum + cost <= p.limit
+  local allowed = s.sum + cost <= p.limit
   if allowed and hit then
-    if s.head <= #e and e[#e].t == now then
-      e[#e].cost = e[#e].cost + cost  -- same instant: one entry
+    if s.head <= s.tail and s.last == now then
+      local _, c = entry(s, s.tail)
+      s.costs[s.tail] = c + cost  -- same instant: one entry
     else
-      e[#e + 1] = {t = now, cost = cost}
+      s.tail = s.tail + 1
+      s.times[s.tail], s.costs[s.tail], s.last = now, cost, now
     end
-    sum = sum + cost
+    s.sum = s.sum + cost
   end
   local retry_after = 0
   if not allowed then
     -- The first entry whose expiry frees enough of the quota.
     local freed = 0
-    for i = s.head, #e do
-      freed = freed + e[i].cost
-      if sum - freed + cost <= p.limit then
-        retry_after = e[i].t + p.period - now
+    for i = s.head, s.tail do
+      local t, c = entry(s, i)
+      freed = freed + c
+      if s.sum - freed + cost <= p.limit then
+        retry_after = t + p.period - now
         break
       end
     end
   end
-  local reset_after = s.head <= #e and e[#e].t + p.period - now or 0
-  return {allowed, p.limit, p.limit - sum, reset_after, retry_after, sum}, now + reset_after
+  local reset_after = s.head <= s.tail and s.last + p.period - now or 0
+  return {allowed, p.limit, p.limit - s.sum, reset_after, retry_after, s.sum}, now + reset_after
 end
 
--- Called after an allowed hit: only the member at `now` changed. It is rewritten with the cost of every live
--- entry at that instant, so an earlier member at the same score is merged rather than lost.
+-- Called after an allowed hit: only the newest entry and the totals changed.
 local function save_state(key, s, p, now, expires_at)
   local ttl = ttl_ms(now, expires_at)
   if not ttl then return redis.call('DEL', key) end
-  local total = 0
-  for i = s.head, #s.entries do
-    if s.entries[i].t == now then total = total + s.entries[i].cost end
-  end
-  local t = fmt(now)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - p.period))
-  redis.call('ZREMRANGEBYSCORE', key, t, t)
-  redis.call('ZADD', key, t, t .. ':' .. fmt(total))
+  redis.call('HSET', key, fmt(s.tail), fmt(now) .. ':' .. fmt(s.costs[s.tail]), 'n', fmt(s.sum), 'h', fmt(s.head),
+             't', fmt(s.tail), 'l', fmt(now))
   redis.call('PEXPIRE', key, ttl)
 end

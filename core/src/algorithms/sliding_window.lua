@@ -2,7 +2,7 @@
 -- Redis layout: a HASH, field = the bucket index k = floor(t / w) in decimal, value = the allowed cost counted in
 -- bucket k. Saving deletes the fields of dropped buckets (k < c - N).
 
-local function load_state(key, p)
+local function load_state(key, p, now)
   local counts, newest = {}, nil
   local kv = redis.call('HGETALL', key)
   for i = 1, #kv, 2 do

@@ -1,27 +1,41 @@
 -- token_bucket (core/src/algorithms/token_bucket.cpp); p.extra is the burst B.
--- Redis layout: a HASH with fields c = the credit in µs of refill time, l = the last refill time in µs.
--- An absent key is a full bucket.
+-- Redis layout: one number, a STRING holding the instant the bucket is full again (µs), with a TTL ending then.
+-- The C++ state (credit, last) maps onto it as full_at = last + cap - credit; at `now` the credit is
+-- cap - max(0, full_at - now) — the refill the C++ function computes, the same numbers as long as time moves forward
+-- (a clock that goes back refills nothing in C++, and takes credit back here: docs/algorithms.md). An absent key is a
+-- full bucket. This is gcra.lua's arithmetic with credit = tau - (tat - now).
 
-local function load_state(key, p)
-  local v = redis.call('HMGET', key, 'c', 'l')
-  return {credit = tonumber(v[1]), last = tonumber(v[2])}
+local function load_state(key, p, now)
+  return {full_at = tonumber(redis.call('GET', key)) or 0}  -- absent: full
 end
 
 local function evaluate(s, now, p, cost, hit)
   local t = idiv(p.period + p.limit - 1, p.limit)  -- µs per token, rounded up
   local cap = p.extra * t
-  if s.credit == nil or s.last == nil then s.credit, s.last = cap, now end
-  s.credit = math.min(cap, s.credit + math.max(0, now - s.last))
-  s.last = math.max(s.last, now)
-
+  local credit = cap - math.max(0, s.full_at - now)
   local need = cost * t
-  local allowed = s.credit >= need
-  if allowed and hit then s.credit = s.credit - need end
-  local remaining = idiv(s.credit, t)
-  local retry_after = allowed and 0 or need - s.credit
-  return {allowed, p.extra, remaining, cap - s.credit, retry_after, p.extra - remaining}, now + cap - s.credit
+  local allowed = credit >= need
+  if allowed and hit then credit = credit - need end
+  s.full_at = now + cap - credit
+  local remaining = idiv(credit, t)
+  return {allowed, p.extra, remaining, cap - credit, allowed and 0 or need - credit, p.extra - remaining}, s.full_at
 end
 
 local function save_state(key, s, p, now, expires_at)
-  save_fields(key, now, expires_at, 'c', fmt(s.credit), 'l', fmt(s.last))
+  redis.call('SET', key, fmt(s.full_at), 'PX', ttl_ms(now, expires_at))  -- after a hit, expires_at > now
+end
+
+-- One policy: TIME, GET, and SET PX only for an allowed hit.
+decide_one = function(key, limit, period, burst)
+  local now = clock()
+  local t = idiv(period + limit - 1, limit)
+  local cap = burst * t
+  local credit = cap - math.max(0, (tonumber(redis.call('GET', key)) or 0) - now)
+  local need = cost * t
+  if credit < need then return {0, idiv(credit, t), cap - credit, need - credit} end
+  if hit then
+    credit = credit - need
+    redis.call('SET', key, fmt(now + cap - credit), 'PX', ttl_ms(now, now + cap - credit))
+  end
+  return {1, idiv(credit, t), cap - credit, 0}
 end

@@ -23,6 +23,7 @@ void build_script_call(RedisRequest& req, const StoreCall& call, const std::stri
   const size_t argc = 3 + call.count + 3 + 3 * call.count;
   req.script = &script.body;
   req.argc = argc;
+  req.capacity = call.policies[0].capacity();
   RespWriter w(req.command, argc);
   w.arg("EVALSHA").arg(script.sha);
   req.args_offset = req.command.size();
@@ -42,17 +43,21 @@ void build_delete(RedisRequest& req, const std::string* keys, size_t count) {
 }
 
 Decision to_decision(const RedisRequest& req, const std::string& name) {
-  // decide_all.lua's reply: {allowed (1/0), limit, remaining, reset_after, retry_after, used, policy_index}.
-  constexpr size_t kFields = 7;
+  // decide_all.lua's reply (prelude.lua): one policy {allowed (1/0), remaining, reset_after, retry_after[, used]},
+  // the limit being the policy's capacity and used = limit - remaining when left out; several policies {allowed,
+  // limit, remaining, reset_after, retry_after, used, policy_index}.
   const redisReply* r = req.reply.get();
-  if (!req.error_message.empty() || r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != kFields)
+  if (!req.error_message.empty() || r == nullptr || r->type != REDIS_REPLY_ARRAY ||
+      (r->elements != 4 && r->elements != 5 && r->elements != 7))
     throw_reply_error(req, name);
-  int64_t v[kFields];
-  for (size_t i = 0; i < kFields; ++i) {
+  int64_t v[7];
+  for (size_t i = 0; i < r->elements; ++i) {
     if (r->element[i]->type != REDIS_REPLY_INTEGER) throw_reply_error(req, name);
     v[i] = r->element[i]->integer;
   }
-  return Decision{v[0] == 1, v[1], v[2], v[3], v[4], v[5], static_cast<int32_t>(v[6])};
+  if (r->elements == 7) return Decision{v[0] == 1, v[1], v[2], v[3], v[4], v[5], static_cast<int32_t>(v[6])};
+  const int64_t used = r->elements == 5 ? v[4] : req.capacity - v[1];
+  return Decision{v[0] == 1, req.capacity, v[1], v[2], v[3], used, 0};
 }
 
 void expect_reply(const RedisRequest& req, int type, const std::string& name) {

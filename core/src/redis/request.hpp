@@ -29,6 +29,7 @@ struct RedisRequest {
   const std::string* script = nullptr;
   size_t argc = 0;
   size_t args_offset = 0;
+  int64_t capacity = 0;  // a one-policy script call: the policy's capacity, the limit its short reply leaves out
 
   ReplyPtr reply{nullptr, freeReplyObject};
   ErrorCode error = ErrorCode::internal;

@@ -1,0 +1,355 @@
+// What each algorithm's Redis script costs the server, against the minimal script for the same job, measured on
+// the same redis-server in the same run (INFO commandstats: usec of EVALSHA over its calls, after CONFIG RESETSTAT),
+// as medians of interleaved rounds. Also the sliding log's cost at limits 10, 1,000 and 100,000 on one hot key, in
+// Redis and in the memory store. Starts its own redis-server on a free loopback port unless REDIS_URL is set.
+//   build-dir/bench/script_cost            (BENCH_ROUNDS=5 BENCH_CALLS=20000 by default)
+// Prints one table; each ratio beside its target (docs/redis-cost.md).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <hiredis/hiredis.h>
+
+#include "ratewarden/ratewarden.hpp"
+#include "redis/scripts.hpp"
+
+namespace {
+
+using ratewarden::Algorithm;
+using ratewarden::Limiter;
+using ratewarden::LimiterOptions;
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : fallback;
+}
+const int kRounds = env_int("BENCH_ROUNDS", 5);
+const int kCalls = env_int("BENCH_CALLS", 20000);
+const bool kSkipLog = env_int("BENCH_SKIP_LOG", 0) != 0;  // only the per-algorithm rows
+constexpr int kDepth = 32;  // pipelined calls in flight on the one connection
+constexpr int kKeys = 100000;
+
+// The minimal scripts for the same jobs: a fixed window as INCRBY + PEXPIRE on the first hit; GCRA as TIME + GET +
+// SET PX (ARGV: cost, then the emission interval and the tolerance in µs).
+const char* kMinimalFixedWindow =
+    "local c = redis.call('INCRBY', KEYS[1], ARGV[1])\n"
+    "if c == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end\n"
+    "return c\n";
+const char* kMinimalGcra =
+    "local t = redis.call('TIME')\n"
+    "local now = t[1] * 1000000 + t[2]\n"
+    "local tat = tonumber(redis.call('GET', KEYS[1])) or now\n"
+    "if tat < now then tat = now end\n"
+    "local new = tat + ARGV[1] * ARGV[2]\n"
+    "if new - now > tonumber(ARGV[3]) then return 0 end\n"
+    "redis.call('SET', KEYS[1], string.format('%d', new), 'PX', math.ceil((new - now) / 1000))\n"
+    "return 1\n";
+
+// Floors: the Redis calls a read-first script cannot avoid, with no logic around them. A fixed window that writes
+// nothing on a denial and reports its reset reads the count and the TTL before it counts; a sliding window reads the
+// clock and its buckets, then writes one bucket and the TTL.
+const char* kFloorFixedWindow =
+    "local c = tonumber(redis.call('GET', KEYS[1])) or 0\n"
+    "local ttl = redis.call('PTTL', KEYS[1])\n"
+    "if c == 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end\n"
+    "return redis.call('INCRBY', KEYS[1], ARGV[1])\n";
+const char* kFloorSlidingWindow =
+    "local t = redis.call('TIME')\n"
+    "local kv = redis.call('HGETALL', KEYS[1])\n"
+    "redis.call('HINCRBY', KEYS[1], t[1], ARGV[1])\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "return 1\n";
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Redis {
+  redisContext* c = nullptr;
+  std::string command(const std::vector<std::string>& args) {
+    std::vector<const char*> argv;
+    std::vector<size_t> lens;
+    for (const auto& a : args) argv.push_back(a.data()), lens.push_back(a.size());
+    auto* r = static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(args.size()), argv.data(), lens.data()));
+    if (r == nullptr) {
+      std::fprintf(stderr, "redis: %s\n", c->errstr);
+      std::exit(1);
+    }
+    std::string out = r->str != nullptr ? std::string(r->str, r->len) : std::to_string(r->integer);
+    if (r->type == REDIS_REPLY_ERROR) {
+      std::fprintf(stderr, "redis error: %s\n", out.c_str());
+      std::exit(1);
+    }
+    freeReplyObject(r);
+    return out;
+  }
+  // Sends `calls` commands, kDepth in flight; make(i) gives the i-th command's arguments.
+  void pipeline(int calls, const std::function<std::vector<std::string>(int)>& make) {
+    int sent = 0, received = 0;
+    while (received < calls) {
+      while (sent < calls && sent - received < kDepth) {
+        std::vector<std::string> args = make(sent++);
+        std::vector<const char*> argv;
+        std::vector<size_t> lens;
+        for (const auto& a : args) argv.push_back(a.data()), lens.push_back(a.size());
+        redisAppendCommandArgv(c, static_cast<int>(args.size()), argv.data(), lens.data());
+      }
+      void* r = nullptr;
+      if (redisGetReply(c, &r) != REDIS_OK) {
+        std::fprintf(stderr, "redis: %s\n", c->errstr);
+        std::exit(1);
+      }
+      auto* reply = static_cast<redisReply*>(r);
+      if (reply->type == REDIS_REPLY_ERROR) {
+        std::fprintf(stderr, "script error: %s\n", reply->str);
+        std::exit(1);
+      }
+      freeReplyObject(reply);
+      ++received;
+    }
+  }
+  // Server µs per EVALSHA over what ran since the last reset.
+  double evalsha_usec_per_call() {
+    std::string info = command({"INFO", "commandstats"});
+    size_t at = info.find("cmdstat_evalsha:");
+    if (at == std::string::npos) return 0;
+    const double calls = std::atof(info.c_str() + info.find("calls=", at) + 6);
+    const double usec = std::atof(info.c_str() + info.find("usec=", at) + 5);
+    return calls > 0 ? usec / calls : 0;
+  }
+};
+
+// A case: a name and what one measured run sends (after CONFIG RESETSTAT); the result is server µs per call.
+struct Case {
+  std::string name;
+  std::function<void(Redis&)> run;
+};
+
+std::string load(Redis& r, const std::string& body) { return r.command({"SCRIPT", "LOAD", body}); }
+
+uint64_t next_random(uint64_t& x) {
+  x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+  return x;
+}
+
+// Our script for `limiter`, the library's exact argument shape (prelude.lua), on random keys, with the server clock.
+Case ours(Redis& r, const std::string& name, const Limiter& limiter) {
+  const auto& policies = limiter.policies();
+  const std::string sha = load(r, ratewarden::lua_script(policies[0].algorithm).body);
+  return {name, [sha, &limiter](Redis& r) {
+            uint64_t x = 88172645463325252ull;
+            const auto& ps = limiter.policies();
+            r.pipeline(kCalls, [&](int) {
+              const std::string key = "bench" + std::to_string(next_random(x) % kKeys);
+              std::vector<std::string> a = {"EVALSHA", sha, std::to_string(ps.size())};
+              for (size_t i = 0; i < ps.size(); ++i) a.push_back(limiter.storage_key(key, i));
+              a.insert(a.end(), {"1", "1", ""});
+              for (const auto& p : ps)
+                a.insert(a.end(), {std::to_string(p.limit), std::to_string(p.period_us),
+                                   std::to_string(p.option_value())});
+              return a;
+            });
+          }};
+}
+
+Case minimal(Redis& r, const std::string& name, const char* body, std::vector<std::string> argv) {
+  const std::string sha = load(r, body);
+  return {name, [sha, argv, name](Redis& r) {
+            uint64_t x = 88172645463325252ull;
+            r.pipeline(kCalls, [&](int) {
+              std::vector<std::string> a = {"EVALSHA", sha, "1", name + ":{bench" +
+                                                                     std::to_string(next_random(x) % kKeys) + "}"};
+              a.insert(a.end(), argv.begin(), argv.end());
+              return a;
+            });
+          }};
+}
+
+// One hot sliding-log key at `limit` per hour under a test clock: prefilled to the limit, then either every call
+// expires the oldest entry and appends one (churn: all allowed, the log stays full) or the clock stands still (a
+// flood of denials on a full log).
+Case hot_log(Redis& r, const std::string& name, int64_t limit, bool churn, std::shared_ptr<int64_t> now) {
+  LimiterOptions o;
+  o.algorithm = Algorithm::sliding_log;
+  Limiter limiter(std::to_string(limit) + "/hour", ratewarden::open_store("memory://"), o);
+  const auto& p = limiter.policies()[0];
+  const std::string sha = load(r, ratewarden::lua_script(Algorithm::sliding_log).body);
+  const std::string key = limiter.storage_key(name, 0);
+  const int64_t step = p.period_us / limit;
+  *now = 1700000000000000;
+  auto args = [=](int64_t t) {
+    return std::vector<std::string>{"EVALSHA", sha, "1", key, "1", "1", std::to_string(t), std::to_string(p.limit),
+                                    std::to_string(p.period_us), "0"};
+  };
+  r.command({"DEL", key});
+  r.pipeline(static_cast<int>(limit), [&](int) { return args(*now += step); });  // the log is full
+  return {name, [=](Redis& r) { r.pipeline(kCalls, [&](int) { return args(churn ? *now += step : *now); }); }};
+}
+
+// The memory store's sliding log on one hot key at `limit`, churning as above: ns per hit.
+double memory_hot_log_ns(int64_t limit) {
+  auto t = std::make_shared<int64_t>(1000000);
+  auto store = ratewarden::open_store("memory://", [t] { return *t; });
+  LimiterOptions o;
+  o.algorithm = Algorithm::sliding_log;
+  Limiter limiter(std::to_string(limit) + "/hour", store, o);
+  const int64_t step = limiter.policies()[0].period_us / limit;
+  for (int64_t i = 0; i < limit; ++i, *t += step) limiter.hit("hot");
+  const int calls = 200000;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i, *t += step) limiter.hit("hot");
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / calls;
+}
+
+}  // namespace
+
+int main() {
+  std::string host = "127.0.0.1";
+  int port = 0;
+  pid_t server = -1;
+  if (const char* url = std::getenv("REDIS_URL")) {
+    std::string u = url;  // redis://host:port
+    size_t colon = u.rfind(':');
+    host = u.substr(8, colon - 8);
+    port = std::atoi(u.c_str() + colon + 1);
+  } else {
+    port = free_port();
+    server = ::fork();
+    if (server == 0) {
+      ::freopen("/dev/null", "w", stdout);
+      ::execlp("redis-server", "redis-server", "--port", std::to_string(port).c_str(), "--bind", "127.0.0.1",
+               "--save", "", "--appendonly", "no", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  Redis r;
+  r.c = redisConnect(host.c_str(), port);
+  if (r.c == nullptr || r.c->err) {
+    std::fprintf(stderr, "cannot connect to redis at %s:%d\n", host.c_str(), port);
+    return 1;
+  }
+
+  // Every call is allowed and writes: the costly path.
+  auto memory = ratewarden::open_store("memory://");
+  const char* kRate = "1000000000/hour";
+  std::map<Algorithm, std::unique_ptr<Limiter>> one, two;
+  for (const auto& info : ratewarden::kAlgorithms) {
+    const Algorithm a = info.algorithm;
+    LimiterOptions o;
+    o.algorithm = a;
+    one[a] = std::make_unique<Limiter>(kRate, memory, o);
+    two[a] = std::make_unique<Limiter>(std::string(kRate) + "; 1000000000/day", memory, o);
+  }
+  std::vector<Case> cases;
+  cases.push_back(minimal(r, "minimal fixed window", kMinimalFixedWindow, {"1", "3600000"}));
+  // T = 3600 µs per token, tolerance 1e9 tokens' worth: always allowed, as the policy above.
+  cases.push_back(minimal(r, "floor fixed window", kFloorFixedWindow, {"1", "3600000"}));
+  cases.push_back(minimal(r, "floor sliding window", kFloorSlidingWindow, {"1", "3960000"}));
+  cases.push_back(minimal(r, "minimal gcra", kMinimalGcra, {"1", "3600", "3600000000000"}));
+  for (const auto& info : ratewarden::kAlgorithms) {
+    const Algorithm a = info.algorithm;
+    const std::string name(ratewarden::algorithm_name(a));
+    cases.push_back(ours(r, name, *one[a]));
+    cases.push_back(ours(r, name + " x2", *two[a]));
+  }
+  const std::vector<int64_t> log_limits = {10, 1000, 100000};
+  for (int64_t limit : log_limits)
+    for (bool churn : {true, false})
+      if (!kSkipLog)
+        cases.push_back(hot_log(r, std::string(churn ? "log churn " : "log denied ") + std::to_string(limit), limit,
+                              churn, std::make_shared<int64_t>(0)));
+
+  std::map<std::string, std::vector<double>> us;
+  for (int round = 0; round < kRounds; ++round) {
+    for (Case& c : cases) {
+      r.command({"CONFIG", "RESETSTAT"});
+      c.run(r);
+      us[c.name].push_back(r.evalsha_usec_per_call());
+    }
+    std::fprintf(stderr, "round %d/%d done\n", round + 1, kRounds);
+  }
+  std::map<std::string, double> m;
+  for (auto& [name, v] : us) m[name] = median(v);
+
+  std::printf("Server cost per EVALSHA (INFO commandstats), median of %d interleaved rounds of %d calls, %d in "
+              "flight, random keys among %d, every call allowed:\n\n",
+              kRounds, kCalls, kDepth, kKeys);
+  std::printf("| script | µs per call | compared with | µs per call | ratio | target |\n|---|---|---|---|---|---|\n");
+  auto row = [&](const std::string& a, const std::string& b, double target, const char* how = "") {
+    const double ratio = m[a] / m[b];
+    std::printf("| %s | %.2f | %s | %.2f | %.2f× | ≤ %.1f×%s %s |\n", a.c_str(), m[a], b.c_str(), m[b], ratio, target,
+                how, ratio <= target ? "met" : "**missed**");
+  };
+  row("fixed_window", "minimal fixed window", 1.5);
+  row("gcra", "minimal gcra", 1.3);
+  row("token_bucket", "minimal gcra", 1.3);
+  row("sliding_window", "minimal fixed window", 2.0);
+  std::printf("| floor fixed window (GET + PTTL + INCRBY) | %.2f | minimal fixed window | %.2f | %.2f× | — |\n",
+              m["floor fixed window"], m["minimal fixed window"], m["floor fixed window"] / m["minimal fixed window"]);
+  std::printf("| floor sliding window (TIME + HGETALL + HINCRBY + PEXPIRE) | %.2f | minimal fixed window | %.2f | "
+              "%.2f× | — |\n",
+              m["floor sliding window"], m["minimal fixed window"],
+              m["floor sliding window"] / m["minimal fixed window"]);
+  std::printf("| sliding_log | %.2f | minimal fixed window | %.2f | %.2f× | — |\n", m["sliding_log"],
+              m["minimal fixed window"], m["sliding_log"] / m["minimal fixed window"]);
+  for (const auto& info : ratewarden::kAlgorithms) {
+    const Algorithm a = info.algorithm;
+    const std::string name(ratewarden::algorithm_name(a));
+    const double added = (m[name + " x2"] - m[name]) / m[name];
+    std::printf("| %s, 2 policies | %.2f | %s, 1 policy | %.2f | second policy adds %.2f× | ≤ 1.2× %s |\n",
+                name.c_str(), m[name + " x2"], name.c_str(), m[name], added, added <= 1.2 ? "met" : "**missed**");
+  }
+  for (const char* regime : {"churn", "denied"})
+    if (!kSkipLog)
+      for (int64_t limit : {1000, 100000})
+      row(std::string("log ") + regime + " " + std::to_string(limit), std::string("log ") + regime + " 10", 3.0);
+
+  if (kSkipLog) return 0;
+  std::printf("\nMemory store, sliding log, one hot key churning at its limit (ns per hit):\n\n");
+  std::printf("| limit | ns per hit | ratio to limit 10 | target |\n|---|---|---|---|\n");
+  std::vector<double> base, big1, big2;
+  for (int round = 0; round < kRounds; ++round) {
+    base.push_back(memory_hot_log_ns(10));
+    big1.push_back(memory_hot_log_ns(1000));
+    big2.push_back(memory_hot_log_ns(100000));
+  }
+  const double b = median(base);
+  std::printf("| 10 | %.0f | 1.00× | |\n", b);
+  for (auto [limit, v] : {std::pair<int, double>{1000, median(big1)}, {100000, median(big2)}})
+    std::printf("| %d | %.0f | %.2f× | ≤ 3× %s |\n", limit, v, v / b, v / b <= 3 ? "met" : "**missed**");
+
+  redisFree(r.c);
+  if (server > 0) {
+    ::kill(server, SIGTERM);
+    ::waitpid(server, nullptr, 0);
+  }
+  return 0;
+}
