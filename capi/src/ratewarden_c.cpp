@@ -135,6 +135,24 @@ int decide(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, 
   });
 }
 
+// RW_ERR_INVALID_ARGUMENT naming the first key a batch cannot take (checked before anything is charged), else RW_OK.
+int check_keys(const char* const* keys, const size_t* keylens, size_t n, char** errmsg) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!bad_key(keys[i], keylens[i])) continue;
+    char what[32];
+    std::snprintf(what, sizeof what, "keys[%zu]", i);
+    return null_argument(errmsg, what);
+  }
+  return RW_OK;
+}
+
+std::vector<std::string_view> key_views(const char* const* keys, const size_t* keylens, size_t n) {
+  std::vector<std::string_view> views;
+  views.reserve(n);
+  for (size_t i = 0; i < n; ++i) views.emplace_back(keys[i] == nullptr ? "" : keys[i], keylens[i]);
+  return views;
+}
+
 }  // namespace
 
 extern "C" {
@@ -248,16 +266,9 @@ int rw_hit_many(rw_limiter_t* limiter, const char* const* keys, const size_t* ke
   if (limiter == nullptr) return null_argument(errmsg, "limiter");
   if (n > 0 && (keys == nullptr || keylens == nullptr || decisions == nullptr))
     return null_argument(errmsg, keys == nullptr ? "keys" : keylens == nullptr ? "keylens" : "decisions");
-  for (size_t i = 0; i < n; ++i) {
-    if (!bad_key(keys[i], keylens[i])) continue;
-    char what[32];
-    std::snprintf(what, sizeof what, "keys[%zu]", i);
-    return null_argument(errmsg, what);
-  }
+  if (int status = check_keys(keys, keylens, n, errmsg)) return status;
   return guarded(errmsg, [&] {
-    std::vector<std::string_view> views;
-    views.reserve(n);
-    for (size_t i = 0; i < n; ++i) views.emplace_back(keys[i] == nullptr ? "" : keys[i], keylens[i]);
+    const std::vector<std::string_view> views = key_views(keys, keylens, n);
     std::vector<ratewarden::Decision> out = limiter->rep->hit_many(views, cost);
     for (size_t i = 0; i < n; ++i) to_c(out[i], &decisions[i]);
   });
@@ -320,16 +331,9 @@ int rw_hit_many_async(rw_limiter_t* limiter, const char* const* keys, const size
   if (callback == nullptr) return null_argument(errmsg, "callback");
   if (n > 0 && (keys == nullptr || keylens == nullptr))
     return null_argument(errmsg, keys == nullptr ? "keys" : "keylens");
-  for (size_t i = 0; i < n; ++i) {
-    if (!bad_key(keys[i], keylens[i])) continue;
-    char what[32];
-    std::snprintf(what, sizeof what, "keys[%zu]", i);
-    return null_argument(errmsg, what);
-  }
+  if (int status = check_keys(keys, keylens, n, errmsg)) return status;
   return guarded(errmsg, [&] {
-    std::vector<std::string_view> views;
-    views.reserve(n);
-    for (size_t i = 0; i < n; ++i) views.emplace_back(keys[i] == nullptr ? "" : keys[i], keylens[i]);
+    const std::vector<std::string_view> views = key_views(keys, keylens, n);
     limiter->rep->hit_many_async(
         views, cost, [callback, user_data](const std::vector<ratewarden::Decision>* d, const ratewarden::Error* e) {
           if (d == nullptr) {

@@ -40,7 +40,7 @@ class ClusterStore final : public Store {
  private:
   ClusterStoreOptions options_;
   std::string name_;
-  std::unique_ptr<ClientHolder> client_;
+  std::unique_ptr<RedisCalls> calls_;
 };
 
 }  // namespace ratewarden

@@ -48,7 +48,7 @@ struct RedisStoreOptions : RedisClientOptions {
   int db = 0;
 };
 
-class ClientHolder;
+class RedisCalls;
 
 class RedisStore final : public Store {
  public:
@@ -66,7 +66,7 @@ class RedisStore final : public Store {
  private:
   RedisStoreOptions options_;
   std::string name_;
-  std::unique_ptr<ClientHolder> client_;
+  std::unique_ptr<RedisCalls> calls_;
 };
 
 }  // namespace ratewarden

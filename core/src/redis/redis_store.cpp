@@ -4,10 +4,9 @@
 
 #include "client.hpp"
 #include "client_options.hpp"
-#include "commands.hpp"
 #include "node.hpp"
 #include "ratewarden/errors.hpp"
-#include "resp.hpp"
+#include "redis_calls.hpp"
 
 namespace ratewarden {
 namespace {
@@ -44,52 +43,26 @@ RedisStore::RedisStore(RedisStoreOptions options) : options_(std::move(options))
   endpoint.db = options_.db;
   const int pool = options_.pool;
   const CircuitOptions circuit = circuit_of(options_);
-  client_ = std::make_unique<ClientHolder>(
+  calls_ = std::make_unique<RedisCalls>(
       [endpoint, pool, circuit](IoLoop& loop) { return std::make_unique<SingleNodeClient>(loop, endpoint, pool, circuit); },
-      name_);
+      name_, options_.timeout_us, options_.clock, false);
 }
 
 RedisStore::~RedisStore() = default;
 
-void RedisStore::decide_async(const StoreCall& call, DecisionCallback done) {
-  std::unique_ptr<Exchange> e(Exchange::for_decision(1, std::move(done)));
-  build_script_call(e->request(0), call, script_now(options_.clock));
-  RedisRequest* r = e->prepare(options_.timeout_us, name_)[0];
-  e.release();
-  client_->submit(r);
-}
+void RedisStore::decide_async(const StoreCall& call, DecisionCallback done) { calls_->decide(call, std::move(done)); }
 
-// One pipeline for the whole batch; each call gets its own answer or error.
 void RedisStore::decide_many_async(const StoreCall* calls, size_t n, DecisionsCallback done) {
-  if (n == 0) {
-    done(nullptr, nullptr);
-    return;
-  }
-  std::unique_ptr<Exchange> e(Exchange::for_decisions(n, std::move(done)));
-  const std::string now = script_now(options_.clock);
-  for (size_t i = 0; i < n; ++i) build_script_call(e->request(i), calls[i], now);
-  std::vector<RedisRequest*> requests = e->prepare(options_.timeout_us, name_);
-  e.release();
-  client_->submit(std::move(requests));
+  calls_->decide_many(calls, n, std::move(done));
 }
 
 void RedisStore::reset_async(const std::string* keys, size_t count, std::string_view, DoneCallback done) {
-  std::unique_ptr<Exchange> e(Exchange::for_done(std::move(done), REDIS_REPLY_INTEGER));
-  build_delete(e->request(0), keys, count);
-  RedisRequest* r = e->prepare(options_.timeout_us, name_)[0];
-  e.release();
-  client_->submit(r);
+  calls_->reset(keys, count, std::move(done));
 }
 
-void RedisStore::check_async(DoneCallback done) {
-  std::unique_ptr<Exchange> e(Exchange::for_done(std::move(done), REDIS_REPLY_STATUS));
-  RespWriter(e->request(0).command, 1).arg("PING");
-  RedisRequest* r = e->prepare(options_.timeout_us, name_)[0];
-  e.release();
-  client_->submit(r);
-}
+void RedisStore::check_async(DoneCallback done) { calls_->check(std::move(done)); }
 
-void RedisStore::close() { client_->close(); }
+void RedisStore::close() { calls_->close(); }
 
 std::string RedisStore::describe() const {
   if (!options_.unix_path.empty())
