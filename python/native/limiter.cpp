@@ -119,12 +119,15 @@ void bind_store(py::module_& m) {
       });
 
   py::class_<Store, std::shared_ptr<Store>>(m, "Store", "Where the state of every key lives.")
-      .def(py::init([](py::handle url) {
+      .def(py::init([](py::handle url, py::handle clock) {
              const std::string text = to_string(url, "url");
+             if (!clock.is_none()) return open_store(text, test_clock(clock));
              py::gil_scoped_release nogil;
              return open_store(text);
            }),
-           py::arg("url"))
+           py::arg("url"), py::kw_only(), py::arg("test_clock") = py::none(),
+           "Opens the store of `url`. `test_clock` (tests only): a TestClock the store reads the time from, instead "
+           "of its monotonic clock (memory) or the server's TIME (Redis).")
       .def_property_readonly("url", &Store::describe, "The store's URL, password masked.")
       .def_property_readonly("prefix", &Store::key_prefix)
       .def_property_readonly(

@@ -50,7 +50,7 @@ class Policy:
     def capacity(self) -> int: ...
 
 class Store:
-    def __init__(self, url: str) -> None: ...
+    def __init__(self, url: str, *, test_clock: Optional["TestClock"] = None) -> None: ...
     @property
     def url(self) -> str: ...
     @property
@@ -91,12 +91,11 @@ class Limiter:
     @property
     def on_store_error(self) -> str: ...
 
-class ManualClock:
-    """Test only: a clock that moves when ``now_us`` is set."""
+class TestClock:
+    """Tests only: a clock in microseconds that moves when ``now_us`` is set, for ``Store(url, test_clock=...)``."""
 
     def __init__(self, start_us: int) -> None: ...
     now_us: int
-    def store(self, url: str) -> Store: ...
 
 class Completions:
     """The answers of one event loop's asynchronous calls (private: use Limiter.ahit & co)."""
