@@ -23,6 +23,11 @@ export interface Decision {
   readonly retryAfterMs: number;
   /** Consumed in the current window or bucket. */
   readonly used: number;
+  /**
+   * The rate this decision reports: its index (from 0) in the policy string, e.g. 1 for "1000/hour" in
+   * "10/second; 1000/hour". Always 0 for a single rate.
+   */
+  readonly policyIndex: number;
   /** resetAfterMs, exact, in microseconds. */
   readonly resetAfterUs: number;
   /** retryAfterMs, exact, in microseconds. */

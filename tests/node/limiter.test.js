@@ -15,7 +15,7 @@ describe('memory store', () => {
     assert.equal(limiter.store.inMemory, true);
     assert.deepEqual(
       { ...(await limiter.hit('alice')), resetAfterMs: 0, resetAfterUs: 0 },
-      { allowed: true, limit: 3, remaining: 2, resetAfterMs: 0, retryAfterMs: 0, used: 1, resetAfterUs: 0, retryAfterUs: 0 },
+      { allowed: true, limit: 3, remaining: 2, resetAfterMs: 0, retryAfterMs: 0, used: 1, policyIndex: 0, resetAfterUs: 0, retryAfterUs: 0 },
     );
     assert.equal(limiter.hitSync('alice', { cost: 2 }).remaining, 0);
     const denied = await limiter.hit('alice');
@@ -168,6 +168,7 @@ describe('Redis store', () => {
     assert.equal((await limiter.peek('alice')).used, 3);
     const many = await limiter.hitMany(['alice', 'bob']);
     assert.deepEqual(many.map((d) => d.used), [4, 1]);
+    assert.deepEqual(many.map((d) => d.policyIndex), [0, 0]);
     await limiter.reset('alice');
     assert.equal(await redis.command('EXISTS', 'rw:{alice}:fixed_window:100:60000'), '0');
     assert.throws(() => limiter.hitSync('alice'), INVALID);
@@ -195,7 +196,7 @@ describe('Redis store', () => {
       assert.match(error.stack, /limiter\.test\.js/);
     }
     const open = new Limiter({ policy: '5/minute', store: down, onStoreError: 'allow' });
-    assert.deepEqual(await open.hit('k'), { allowed: true, limit: 5, remaining: 5, resetAfterMs: 0, retryAfterMs: 0, used: 0, resetAfterUs: 0, retryAfterUs: 0 });
+    assert.deepEqual(await open.hit('k'), { allowed: true, limit: 5, remaining: 5, resetAfterMs: 0, retryAfterMs: 0, used: 0, policyIndex: 0, resetAfterUs: 0, retryAfterUs: 0 });
     const closed = new Limiter({ policy: '5/minute', store: down, onStoreError: 'deny' });
     const denied = await closed.hit('k');
     assert.equal(denied.allowed, false);

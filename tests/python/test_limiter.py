@@ -32,7 +32,28 @@ def test_decision_equality_and_construction() -> None:
     a = ratewarden.Decision(allowed=True, limit=5, remaining=4, reset_after_us=60_000_000, retry_after_us=0, used=1)
     b = ratewarden.Decision(allowed=True, limit=5, remaining=4, reset_after_us=60_000_000, retry_after_us=0, used=1)
     assert a == b and hash(a) == hash(b) and a != "a"
-    assert repr(a) == "Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, used=1)"
+    assert a.policy_index == 0  # optional in the constructor
+    assert repr(a) == (
+        "Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, used=1, policy_index=0)"
+    )
+    # Every field counts, policy_index too: the same numbers from another policy are another answer.
+    c = ratewarden.Decision(
+        allowed=True, limit=5, remaining=4, reset_after_us=60_000_000, retry_after_us=0, used=1, policy_index=1
+    )
+    assert c != a and c.policy_index == 1 and repr(c).endswith("policy_index=1)")
+
+
+def test_decision_names_the_policy_it_reports(store_url: str) -> None:
+    clock = ratewarden.TestClock(1_702_080_000_000_000)
+    limiter = ratewarden.Limiter(
+        "10/second; 10 per 2 seconds", ratewarden.Store(store_url, test_clock=clock), prefix="policy-index"
+    )
+    limiter.reset("k")
+    assert [limiter.hit("k").policy_index for _ in range(5)] == [0] * 5  # a tie: the first policy
+    clock.now_us += 1_500_000  # the 1-second window restarted (9 left), the 2-second one has 4 left
+    d = limiter.hit("k")
+    assert (d.allowed, d.limit, d.remaining, d.policy_index) == (True, 10, 4, 1)
+    assert [x.policy_index for x in limiter.hit_many(["k", "other"])] == [1, 0]
 
 
 def test_peek_reset_and_cost(store_url: str) -> None:

@@ -3,7 +3,7 @@
 >>> import ratewarden
 >>> login = ratewarden.Limiter("5/minute")               # memory:// by default; "redis://host:6379" to share
 >>> login.hit("alice")
-Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, used=1)
+Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, used=1, policy_index=0)
 """
 
 from ._errors import Error, InvalidArgumentError, StoreError

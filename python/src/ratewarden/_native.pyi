@@ -11,7 +11,15 @@ def algorithms() -> List[str]: ...
 
 class Decision:
     def __init__(
-        self, *, allowed: bool, limit: int, remaining: int, reset_after_us: int, retry_after_us: int, used: int
+        self,
+        *,
+        allowed: bool,
+        limit: int,
+        remaining: int,
+        reset_after_us: int,
+        retry_after_us: int,
+        used: int,
+        policy_index: int = 0,
     ) -> None: ...
     @property
     def allowed(self) -> bool: ...
@@ -25,6 +33,8 @@ class Decision:
     def reset_after_us(self) -> int: ...
     @property
     def retry_after_us(self) -> int: ...
+    @property
+    def policy_index(self) -> int: ...
     @property
     def reset_after(self) -> float: ...
     @property

@@ -7,7 +7,7 @@ async function api(): Promise<void> {
   const limiter = new ratewarden.Limiter({ policy: '100/minute', store: 'redis://127.0.0.1:6379', onStoreError: 'allow' });
   const d: ratewarden.Decision = await limiter.hit('user:1', { cost: 2 });
   const allowed: boolean = d.allowed;
-  const wait: number = d.retryAfterMs + d.resetAfterMs + d.remaining + d.limit + d.used;
+  const wait: number = d.retryAfterMs + d.resetAfterMs + d.remaining + d.limit + d.used + d.policyIndex;
   await limiter.hit(Buffer.from('binary'));
   const many: ratewarden.Decision[] = await limiter.hitMany(['a', 'b']);
   const nothing: void = await limiter.reset('a');
