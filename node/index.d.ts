@@ -90,6 +90,8 @@ export declare class Store {
   constructor(url?: string, options?: StoreOptions);
   /** True for a store that never waits on I/O (the memory store): its calls complete synchronously. */
   readonly inMemory: boolean;
+  /** True for a store that other processes share (Redis, Redis Cluster): limiters given its URL string share it. */
+  readonly shared: boolean;
   /** The URL with any password masked. */
   describe(): string;
 }

@@ -78,8 +78,23 @@ describe('memory store', () => {
     a.hitSync('k');
     assert.equal(b.hitSync('k').remaining, 0);
     const c = new Limiter({ policy: '2/minute', store: 'memory://' });
+    const d = new Limiter({ policy: '2/minute', store: 'memory://' });
+    assert.notEqual(c.store, d.store);
     assert.equal(c.hitSync('k').remaining, 1);
+    assert.equal(d.hitSync('k').remaining, 1);
     assert.match(store.describe(), /^memory:\/\//);
+    assert.deepEqual([store.inMemory, store.shared], [true, false]);
+  });
+
+  test('a decision names the rate it reports (policyIndex)', () => {
+    const clock = new TestClock(1_702_080_000_000_000);
+    const limiter = new Limiter({
+      policy: '10/second; 10 per 2 seconds', store: new Store('memory://', { testClock: clock }),
+    });
+    assert.deepEqual([1, 2, 3, 4, 5].map(() => limiter.hitSync('k').policyIndex), [0, 0, 0, 0, 0]);  // a tie: the first
+    clock.nowUs += 1_500_000;  // the 1-second window restarted (9 left), the 2-second one has 4 left
+    const d = limiter.hitSync('k');
+    assert.deepEqual([d.allowed, d.limit, d.remaining, d.policyIndex], [true, 10, 4, 1]);
   });
 
   test('a TestClock moves time for the store that reads it', () => {
@@ -172,6 +187,12 @@ describe('Redis store', () => {
     await limiter.reset('alice');
     assert.equal(await redis.command('EXISTS', 'rw:{alice}:fixed_window:100:60000'), '0');
     assert.throws(() => limiter.hitSync('alice'), INVALID);
+  });
+
+  test('limiters given the same URL string share one Store', () => {
+    const other = new Limiter({ policy: '5/minute', store: redis.url });
+    assert.equal(other.store, limiter.store);
+    assert.deepEqual([other.store.inMemory, other.store.shared], [false, true]);
   });
 
   test('many hits in flight on one key: exactly the limit is allowed', async () => {

@@ -110,15 +110,21 @@ def test_every_algorithm_of_the_core_is_accepted() -> None:
         assert ratewarden.Limiter("1/s", "memory://", algorithm=name).algorithm == name
 
 
-def test_same_url_shares_one_store_and_state() -> None:
+def test_store_sharing_by_url(redis: RedisServer) -> None:
+    # A memory:// URL opens a store of the limiter's own; one Store given to several limiters is shared.
     a = ratewarden.Limiter("1/minute", "memory://?max_keys=1000")
     b = ratewarden.Limiter("1/minute", "memory://?max_keys=1000")
-    assert a.store is b.store
-    assert a.hit("shared") and not b.hit("shared")
-    c = ratewarden.Limiter("1/minute", "memory://?max_keys=1000", prefix="apart")
-    assert c.hit("shared")
-    explicit = ratewarden.Store("memory://")
-    assert ratewarden.Limiter("1/minute", explicit).store is explicit
+    assert a.store is not b.store
+    assert a.hit("k") and b.hit("k")
+    store = ratewarden.Store("memory://")
+    c, d = ratewarden.Limiter("1/minute", store), ratewarden.Limiter("1/minute", store)
+    assert c.store is store and c.hit("k") and not d.hit("k")
+    # A network URL names a server: limiters on the same URL string get one Store (one connection pool).
+    e = ratewarden.Limiter("1/minute", redis.url, prefix="by-url")
+    f = ratewarden.Limiter("1/minute", redis.url, prefix="by-url")
+    assert e.store is f.store is ratewarden.open_store(redis.url)
+    e.reset("k")
+    assert e.hit("k") and not f.hit("k")
 
 
 def test_two_processes_share_a_redis_limit(redis: RedisServer) -> None:
