@@ -107,7 +107,7 @@ function rateLimit(options = {}) {
     onStoreError,
   });
   const sync = limiter.store.inMemory;
-  const quotas = limiter.policies.map((rate) => ({ name: policyName(rate), limit: rate.limit, periodMs: rate.periodMs }));
+  const quotas = limiter.policies.map((r) => ({ name: policyName(r), limit: r.limit, periodMs: r.periodMs }));
   const keyOf = key || ((req) => {
     warnForwardedFor(req);
     return req.ip === undefined ? undefined : clientKey(req.ip, ipv6Subnet);
@@ -120,7 +120,9 @@ function rateLimit(options = {}) {
   function respond(req, res, next, decision) {
     const reports = res[REPORTS] ?? (res[REPORTS] = []);
     reports.push({ quotas, decision });
-    for (const [name, value] of rateLimitFields(reports, headers, legacyHeaders, Date.now())) res.setHeader(name, value);
+    for (const [name, value] of rateLimitFields(reports, headers, legacyHeaders, Date.now())) {
+      res.setHeader(name, value);
+    }
     req.rateLimit = decision;
     if (decision.allowed) return next();
     if (handler) return handler(req, res, next, decision);

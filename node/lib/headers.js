@@ -24,6 +24,11 @@ function sfString(text) {
 // Retry-After never points before the end of the effective window (the draft's §6).
 const windowOf = (d) => ceilSeconds(d.allowed ? d.resetAfterUs : d.retryAfterUs);
 
+// draft-8's items: a policy, and the service limit of a checked limit, named after the policy its decision reports.
+const policyItem = (q) => `${sfString(q.name)};q=${q.limit};w=${Math.ceil(q.periodMs / 1000)}`;
+const limitItem = ({ quotas, decision: d }) =>
+  `${sfString(quotas[d.policyIndex].name)};r=${d.remaining};t=${windowOf(d)}`;
+
 // The fields of a response on which `reports` were made, as [name, value] pairs. A report is one limit of the
 // response: { quotas, decision }, its policies in the limiter's order ({ name, limit, periodMs }) and its decision
 // (undefined when the limit was not checked on this request). `style` is one of STYLES or false; `legacy` adds
@@ -38,11 +43,11 @@ function rateLimitFields(reports, style, legacy, nowMs) {
   const d = shown.decision;
   const fields = [];
   if (style === 'draft-8') {
-    const policies = reports.flatMap((r) => r.quotas.map((q) => `${sfString(q.name)};q=${q.limit};w=${Math.ceil(q.periodMs / 1000)}`));
-    const items = decided.map(({ quotas, decision: x }) => `${sfString(quotas[x.policyIndex].name)};r=${x.remaining};t=${windowOf(x)}`);
-    fields.push(['RateLimit-Policy', policies.join(', ')], ['RateLimit', items.join(', ')]);
+    fields.push(['RateLimit-Policy', reports.flatMap((r) => r.quotas.map(policyItem)).join(', ')],
+      ['RateLimit', decided.map(limitItem).join(', ')]);
   } else if (style === 'draft-6' || style === 'draft-7') {
-    fields.push(['RateLimit-Policy', shown.quotas.map((q) => `${q.limit};w=${Math.ceil(q.periodMs / 1000)}`).join(', ')]);
+    const policies = shown.quotas.map((q) => `${q.limit};w=${Math.ceil(q.periodMs / 1000)}`);
+    fields.push(['RateLimit-Policy', policies.join(', ')]);
     if (style === 'draft-7') {
       fields.push(['RateLimit', `limit=${d.limit}, remaining=${d.remaining}, reset=${windowOf(d)}`]);
     } else {

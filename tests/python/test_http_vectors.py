@@ -45,7 +45,9 @@ def test_policy_names(text: str, expected: Optional[str]) -> None:
         assert sf_string(text) == expected
 
 
-@pytest.mark.parametrize("case", CLIENT_KEYS["cases"], ids=[f"{c['address']}/{c['ipv6_subnet']}" for c in CLIENT_KEYS["cases"]])
+@pytest.mark.parametrize(
+    "case", CLIENT_KEYS["cases"], ids=[f"{c['address']}/{c['ipv6_subnet']}" for c in CLIENT_KEYS["cases"]]
+)
 def test_client_key_vectors(case: Dict[str, Any]) -> None:
     assert client_key(case["address"], case["ipv6_subnet"]) == case["key"]
 

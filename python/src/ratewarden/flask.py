@@ -159,11 +159,9 @@ def _choice(name: str, value: str, choices: Iterable[str]) -> str:
 
 
 def _header_style(value: Union[bool, str]) -> Optional[str]:
-    """RATEWARDEN_HEADERS: True is the newest draft's form, False none."""
-    if value is True:
-        return "draft-8"
-    if value is False:
-        return None
+    """RATEWARDEN_HEADERS: a style, or a truth value as before styles existed (true: the newest draft's form)."""
+    if not isinstance(value, str):
+        return "draft-8" if value else None
     return _choice("RATEWARDEN_HEADERS", value, STYLES)
 
 
