@@ -28,19 +28,22 @@ export interface RateLimitOptions {
   message?: string | object;
   /** Default 429. */
   statusCode?: number;
-  /** IETF header fields to send (default "draft-8"), or false. */
+  /** IETF header fields to send (default "draft-8": the form of the draft's versions 8 to 11), or false. */
   headers?: 'draft-8' | 'draft-7' | 'draft-6' | false;
   /** X-RateLimit-Limit / -Remaining / -Reset (default false). */
   legacyHeaders?: boolean;
   /** When the store fails: "allow" (default: fail open), "deny" (fail closed) or "raise" (next(error)). */
   onStoreError?: 'allow' | 'deny' | 'raise';
-  /** Prefix length for IPv6 client keys (default 56). */
+  /** Prefix length, 8 to 128, of IPv6 client keys (default 56, as Flask's RATEWARDEN_IPV6_SUBNET). */
   ipv6Subnet?: number;
 }
 
 export declare function rateLimit(options?: RateLimitOptions): RequestHandler;
 
-/** The key of a client address: IPv4 as is, IPv6 masked to its /ipv6Subnet (default 56). */
+/**
+ * The key of a client address: IPv4 as is, IPv4-mapped IPv6 as IPv4, other IPv6 masked to its /ipv6Subnet network
+ * (default 56) in RFC 5952 text ("2001:db8:abcd:1200::/56"), anything else unchanged.
+ */
 export declare function clientKey(ip: string, ipv6Subnet?: number): string;
 
 declare global {

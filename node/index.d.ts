@@ -23,6 +23,11 @@ export interface Decision {
   readonly retryAfterMs: number;
   /** Consumed in the current window or bucket. */
   readonly used: number;
+  /**
+   * The rate this decision reports: its index (from 0) in the policy string, e.g. 1 for "1000/hour" in
+   * "10/second; 1000/hour". Always 0 for a single rate.
+   */
+  readonly policyIndex: number;
   /** resetAfterMs, exact, in microseconds. */
   readonly resetAfterUs: number;
   /** retryAfterMs, exact, in microseconds. */
@@ -85,6 +90,8 @@ export declare class Store {
   constructor(url?: string, options?: StoreOptions);
   /** True for a store that never waits on I/O (the memory store): its calls complete synchronously. */
   readonly inMemory: boolean;
+  /** True for a store that other processes share (Redis, Redis Cluster): limiters given its URL string share it. */
+  readonly shared: boolean;
   /** The URL with any password masked. */
   describe(): string;
 }

@@ -21,7 +21,10 @@
  *    naming the parameter; destroy/close functions and rw_free accept NULL. The rw_options_set_* setters return
  *    void, so rw_limiter_create reports their misuse (see "Limiter options").
  *  - Keys are binary safe: a pointer and a length (1 to 4096 bytes; NUL bytes allowed).
- *  - Decisions are written into a caller-owned rw_decision_t. Durations are in microseconds.
+ *  - Decisions are written into a caller-owned rw_decision_t, or, by the _v2 calls, an rw_decision_v2_t that also
+ *    names the policy it reports. Durations are in microseconds.
+ *  - The ABI only grows: as in SQLite, a function or struct that must change gets a _v2 successor beside it, and
+ *    the original keeps its signature and layout.
  *  - No C++ exception crosses this boundary; nothing here calls abort() on bad input.
  *  - Every function is thread-safe: handles may be shared between threads. A limiter keeps its store alive, so
  *    closing the store handle while limiters still use it is fine.
@@ -135,7 +138,7 @@ RW_EXPORT void rw_options_set_on_store_error(rw_options_t *options, const char *
 
 typedef struct rw_limiter_t rw_limiter_t;
 
-/* A decision, written by rw_hit / rw_peek / rw_hit_many. */
+/* A decision, written by rw_hit / rw_peek / rw_hit_many (rw_decision_v2_t below adds which policy it reports). */
 typedef struct rw_decision_t {
   int allowed;             /* 1 if the call is (or, for a peek, would be) allowed, else 0 */
   int64_t limit;           /* the capacity of the policy reported (the tightest one) */
@@ -144,6 +147,22 @@ typedef struct rw_decision_t {
   int64_t retry_after_us;  /* 0 when allowed; else a hit at now + retry_after is allowed (if no other traffic) */
   int64_t used;            /* consumed in the current window / bucket */
 } rw_decision_t;
+
+/* A decision that also says which policy it reports, written by the _v2 calls (rw_hit_v2 & co). The fields of
+ * rw_decision_t come first, unchanged; rw_decision_t itself keeps its layout for the calls that take it. */
+typedef struct rw_decision_v2_t {
+  int allowed;
+  int64_t limit;
+  int64_t remaining;
+  int64_t reset_after_us;
+  int64_t retry_after_us;
+  int64_t used;
+  /* The policy this decision reports: its index (from 0) in the limiter's policy string, e.g. 1 for "1000/hour" in
+   * "10/second; 1000/hour". Always 0 for a single policy. Allowed: the policy with the lowest remaining (the first
+   * on a tie); denied: the one that holds the caller back longest (docs/algorithms.md). HTTP servers name this
+   * policy in their RateLimit field. */
+  int32_t policy_index;
+} rw_decision_v2_t;
 
 /* Makes a limiter applying `policy` ("100/minute", "10 per second; 1000/hour", ...) on `store`. `options` may be
  * NULL for the defaults; it is not kept. Fails with RW_ERR_INVALID_ARGUMENT naming the bad value. */
@@ -163,6 +182,12 @@ RW_EXPORT int rw_hit(rw_limiter_t *limiter, const char *key, size_t keylen, int6
 RW_EXPORT int rw_peek(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost, rw_decision_t *decision,
                       char **errmsg);
 
+/* rw_hit and rw_peek writing an rw_decision_v2_t (the decision with its policy_index). */
+RW_EXPORT int rw_hit_v2(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
+                        rw_decision_v2_t *decision, char **errmsg);
+RW_EXPORT int rw_peek_v2(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
+                         rw_decision_v2_t *decision, char **errmsg);
+
 /* Forgets the key under every policy of the limiter. */
 RW_EXPORT int rw_reset(rw_limiter_t *limiter, const char *key, size_t keylen, char **errmsg);
 
@@ -172,6 +197,9 @@ RW_EXPORT int rw_reset(rw_limiter_t *limiter, const char *key, size_t keylen, ch
  * with "raise", the call fails (keys the store already decided stay charged). n may be 0. */
 RW_EXPORT int rw_hit_many(rw_limiter_t *limiter, const char *const *keys, const size_t *keylens, size_t n,
                           int64_t cost, rw_decision_t *decisions, char **errmsg);
+/* rw_hit_many writing n rw_decision_v2_t. */
+RW_EXPORT int rw_hit_many_v2(rw_limiter_t *limiter, const char *const *keys, const size_t *keylens, size_t n,
+                             int64_t cost, rw_decision_v2_t *decisions, char **errmsg);
 
 /* ---- Asynchronous calls (for event loops) ----------------------------------------------------------------- */
 
@@ -194,6 +222,11 @@ typedef void (*rw_done_callback)(void *user_data, int status, const char *errmsg
  * NULL, n is 0 and errmsg is a message. */
 typedef void (*rw_hit_many_callback)(void *user_data, int status, const rw_decision_t *decisions, size_t n,
                                      const char *errmsg);
+/* The same two for the _v2 calls, with rw_decision_v2_t. */
+typedef void (*rw_hit_v2_callback)(void *user_data, int status, const rw_decision_v2_t *decision,
+                                   const char *errmsg);
+typedef void (*rw_hit_many_v2_callback)(void *user_data, int status, const rw_decision_v2_t *decisions, size_t n,
+                                        const char *errmsg);
 
 /* rw_hit, rw_peek, rw_reset and rw_hit_many, started and returning at once. */
 RW_EXPORT int rw_hit_async(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
@@ -204,6 +237,13 @@ RW_EXPORT int rw_reset_async(rw_limiter_t *limiter, const char *key, size_t keyl
                              void *user_data, char **errmsg);
 RW_EXPORT int rw_hit_many_async(rw_limiter_t *limiter, const char *const *keys, const size_t *keylens, size_t n,
                                 int64_t cost, rw_hit_many_callback callback, void *user_data, char **errmsg);
+/* rw_hit_async, rw_peek_async and rw_hit_many_async answering with rw_decision_v2_t. */
+RW_EXPORT int rw_hit_async_v2(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
+                              rw_hit_v2_callback callback, void *user_data, char **errmsg);
+RW_EXPORT int rw_peek_async_v2(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
+                               rw_hit_v2_callback callback, void *user_data, char **errmsg);
+RW_EXPORT int rw_hit_many_async_v2(rw_limiter_t *limiter, const char *const *keys, const size_t *keylens, size_t n,
+                                   int64_t cost, rw_hit_many_v2_callback callback, void *user_data, char **errmsg);
 
 #ifdef __cplusplus
 }

@@ -124,8 +124,20 @@ void to_c(const ratewarden::Decision& d, rw_decision_t* out) {
   out->used = d.used;
 }
 
-int decide(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_decision_t* decision,
-           char** errmsg, ratewarden::Mode mode) {
+void to_c(const ratewarden::Decision& d, rw_decision_v2_t* out) {
+  out->allowed = d.allowed ? 1 : 0;
+  out->limit = d.limit;
+  out->remaining = d.remaining;
+  out->reset_after_us = d.reset_after_us;
+  out->retry_after_us = d.retry_after_us;
+  out->used = d.used;
+  out->policy_index = d.policy_index;
+}
+
+// The body of rw_hit / rw_peek and their _v2 forms: `Out` is rw_decision_t or rw_decision_v2_t.
+template <class Out>
+int decide(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, Out* decision, char** errmsg,
+           ratewarden::Mode mode) {
   if (limiter == nullptr) return null_argument(errmsg, "limiter");
   if (decision == nullptr) return null_argument(errmsg, "decision");
   if (bad_key(key, keylen)) return null_argument(errmsg, "key");
@@ -151,6 +163,77 @@ std::vector<std::string_view> key_views(const char* const* keys, const size_t* k
   views.reserve(n);
   for (size_t i = 0; i < n; ++i) views.emplace_back(keys[i] == nullptr ? "" : keys[i], keylens[i]);
   return views;
+}
+
+template <class Out>
+int hit_many(rw_limiter_t* limiter, const char* const* keys, const size_t* keylens, size_t n, int64_t cost,
+             Out* decisions, char** errmsg) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (n > 0 && (keys == nullptr || keylens == nullptr || decisions == nullptr))
+    return null_argument(errmsg, keys == nullptr ? "keys" : keylens == nullptr ? "keylens" : "decisions");
+  if (int status = check_keys(keys, keylens, n, errmsg)) return status;
+  return guarded(errmsg, [&] {
+    const std::vector<std::string_view> views = key_views(keys, keylens, n);
+    std::vector<ratewarden::Decision> out = limiter->rep->hit_many(views, cost);
+    for (size_t i = 0; i < n; ++i) to_c(out[i], &decisions[i]);
+  });
+}
+
+// A callback for the core's asynchronous calls: on the library's callback thread (Completion::library_thread).
+// `Out` is rw_decision_t (rw_hit_callback) or rw_decision_v2_t (rw_hit_v2_callback).
+template <class Out>
+ratewarden::DecisionCallback decision_callback(void (*callback)(void*, int, const Out*, const char*),
+                                               void* user_data) {
+  return [callback, user_data](const ratewarden::Decision* d, const ratewarden::Error* e) {
+    if (d != nullptr) {
+      Out out;
+      to_c(*d, &out);
+      callback(user_data, RW_OK, &out, nullptr);
+    } else {
+      callback(user_data, status_of(e->code()), nullptr, e->what());
+    }
+  };
+}
+
+// The body of rw_hit_async / rw_peek_async and their _v2 forms.
+template <class Out>
+int decide_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost,
+                 void (*callback)(void*, int, const Out*, const char*), void* user_data, char** errmsg,
+                 ratewarden::Mode mode) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (callback == nullptr) return null_argument(errmsg, "callback");
+  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
+  return guarded(errmsg, [&] {
+    std::string_view k(key == nullptr ? "" : key, keylen);
+    if (mode == ratewarden::Mode::hit)
+      limiter->rep->hit_async(k, cost, decision_callback(callback, user_data));
+    else
+      limiter->rep->peek_async(k, cost, decision_callback(callback, user_data));
+  });
+}
+
+// The body of rw_hit_many_async and rw_hit_many_async_v2.
+template <class Out>
+int hit_many_async(rw_limiter_t* limiter, const char* const* keys, const size_t* keylens, size_t n, int64_t cost,
+                   void (*callback)(void*, int, const Out*, size_t, const char*), void* user_data, char** errmsg) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (callback == nullptr) return null_argument(errmsg, "callback");
+  if (n > 0 && (keys == nullptr || keylens == nullptr))
+    return null_argument(errmsg, keys == nullptr ? "keys" : "keylens");
+  if (int status = check_keys(keys, keylens, n, errmsg)) return status;
+  return guarded(errmsg, [&] {
+    const std::vector<std::string_view> views = key_views(keys, keylens, n);
+    limiter->rep->hit_many_async(
+        views, cost, [callback, user_data](const std::vector<ratewarden::Decision>* d, const ratewarden::Error* e) {
+          if (d == nullptr) {
+            callback(user_data, status_of(e->code()), nullptr, 0, e->what());
+            return;
+          }
+          std::vector<Out> out(d->size());
+          for (size_t i = 0; i < d->size(); ++i) to_c((*d)[i], &out[i]);
+          callback(user_data, RW_OK, out.data(), out.size(), nullptr);
+        });
+  });
 }
 
 }  // namespace
@@ -255,6 +338,16 @@ int rw_peek(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost,
   return decide(limiter, key, keylen, cost, decision, errmsg, ratewarden::Mode::peek);
 }
 
+int rw_hit_v2(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_decision_v2_t* decision,
+              char** errmsg) {
+  return decide(limiter, key, keylen, cost, decision, errmsg, ratewarden::Mode::hit);
+}
+
+int rw_peek_v2(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_decision_v2_t* decision,
+               char** errmsg) {
+  return decide(limiter, key, keylen, cost, decision, errmsg, ratewarden::Mode::peek);
+}
+
 int rw_reset(rw_limiter_t* limiter, const char* key, size_t keylen, char** errmsg) {
   if (limiter == nullptr) return null_argument(errmsg, "limiter");
   if (bad_key(key, keylen)) return null_argument(errmsg, "key");
@@ -263,50 +356,32 @@ int rw_reset(rw_limiter_t* limiter, const char* key, size_t keylen, char** errms
 
 int rw_hit_many(rw_limiter_t* limiter, const char* const* keys, const size_t* keylens, size_t n, int64_t cost,
                 rw_decision_t* decisions, char** errmsg) {
-  if (limiter == nullptr) return null_argument(errmsg, "limiter");
-  if (n > 0 && (keys == nullptr || keylens == nullptr || decisions == nullptr))
-    return null_argument(errmsg, keys == nullptr ? "keys" : keylens == nullptr ? "keylens" : "decisions");
-  if (int status = check_keys(keys, keylens, n, errmsg)) return status;
-  return guarded(errmsg, [&] {
-    const std::vector<std::string_view> views = key_views(keys, keylens, n);
-    std::vector<ratewarden::Decision> out = limiter->rep->hit_many(views, cost);
-    for (size_t i = 0; i < n; ++i) to_c(out[i], &decisions[i]);
-  });
+  return hit_many(limiter, keys, keylens, n, cost, decisions, errmsg);
 }
 
-// A callback for the core's asynchronous calls: on the library's callback thread (Completion::library_thread).
-ratewarden::DecisionCallback decision_callback(rw_hit_callback callback, void* user_data) {
-  return [callback, user_data](const ratewarden::Decision* d, const ratewarden::Error* e) {
-    if (d != nullptr) {
-      rw_decision_t out;
-      to_c(*d, &out);
-      callback(user_data, RW_OK, &out, nullptr);
-    } else {
-      callback(user_data, status_of(e->code()), nullptr, e->what());
-    }
-  };
+int rw_hit_many_v2(rw_limiter_t* limiter, const char* const* keys, const size_t* keylens, size_t n, int64_t cost,
+                   rw_decision_v2_t* decisions, char** errmsg) {
+  return hit_many(limiter, keys, keylens, n, cost, decisions, errmsg);
 }
 
 int rw_hit_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_hit_callback callback,
                  void* user_data, char** errmsg) {
-  if (limiter == nullptr) return null_argument(errmsg, "limiter");
-  if (callback == nullptr) return null_argument(errmsg, "callback");
-  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
-  return guarded(errmsg, [&] {
-    limiter->rep->hit_async(std::string_view(key == nullptr ? "" : key, keylen), cost,
-                            decision_callback(callback, user_data));
-  });
+  return decide_async(limiter, key, keylen, cost, callback, user_data, errmsg, ratewarden::Mode::hit);
 }
 
 int rw_peek_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_hit_callback callback,
                   void* user_data, char** errmsg) {
-  if (limiter == nullptr) return null_argument(errmsg, "limiter");
-  if (callback == nullptr) return null_argument(errmsg, "callback");
-  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
-  return guarded(errmsg, [&] {
-    limiter->rep->peek_async(std::string_view(key == nullptr ? "" : key, keylen), cost,
-                             decision_callback(callback, user_data));
-  });
+  return decide_async(limiter, key, keylen, cost, callback, user_data, errmsg, ratewarden::Mode::peek);
+}
+
+int rw_hit_async_v2(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_hit_v2_callback callback,
+                    void* user_data, char** errmsg) {
+  return decide_async(limiter, key, keylen, cost, callback, user_data, errmsg, ratewarden::Mode::hit);
+}
+
+int rw_peek_async_v2(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost,
+                     rw_hit_v2_callback callback, void* user_data, char** errmsg) {
+  return decide_async(limiter, key, keylen, cost, callback, user_data, errmsg, ratewarden::Mode::peek);
 }
 
 int rw_reset_async(rw_limiter_t* limiter, const char* key, size_t keylen, rw_done_callback callback, void* user_data,
@@ -327,24 +402,12 @@ int rw_reset_async(rw_limiter_t* limiter, const char* key, size_t keylen, rw_don
 
 int rw_hit_many_async(rw_limiter_t* limiter, const char* const* keys, const size_t* keylens, size_t n, int64_t cost,
                       rw_hit_many_callback callback, void* user_data, char** errmsg) {
-  if (limiter == nullptr) return null_argument(errmsg, "limiter");
-  if (callback == nullptr) return null_argument(errmsg, "callback");
-  if (n > 0 && (keys == nullptr || keylens == nullptr))
-    return null_argument(errmsg, keys == nullptr ? "keys" : "keylens");
-  if (int status = check_keys(keys, keylens, n, errmsg)) return status;
-  return guarded(errmsg, [&] {
-    const std::vector<std::string_view> views = key_views(keys, keylens, n);
-    limiter->rep->hit_many_async(
-        views, cost, [callback, user_data](const std::vector<ratewarden::Decision>* d, const ratewarden::Error* e) {
-          if (d == nullptr) {
-            callback(user_data, status_of(e->code()), nullptr, 0, e->what());
-            return;
-          }
-          std::vector<rw_decision_t> out(d->size());
-          for (size_t i = 0; i < d->size(); ++i) to_c((*d)[i], &out[i]);
-          callback(user_data, RW_OK, out.data(), out.size(), nullptr);
-        });
-  });
+  return hit_many_async(limiter, keys, keylens, n, cost, callback, user_data, errmsg);
+}
+
+int rw_hit_many_async_v2(rw_limiter_t* limiter, const char* const* keys, const size_t* keylens, size_t n,
+                         int64_t cost, rw_hit_many_v2_callback callback, void* user_data, char** errmsg) {
+  return hit_many_async(limiter, keys, keylens, n, cost, callback, user_data, errmsg);
 }
 
 }  // extern "C"

@@ -6,7 +6,7 @@
 const native = require('./native');
 const { FIELDS, decisionAt, decisionList } = require('./decision');
 
-// One record per answer: id, kind, then a decision's 6 numbers (kind DECISION).
+// One record per answer: id, kind, then a decision's FIELDS numbers (kind DECISION).
 const RECORD = 2 + FIELDS;
 const DECISION = 0;
 const ERROR = 1;

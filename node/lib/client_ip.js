@@ -1,9 +1,12 @@
 'use strict';
-// Client addresses as rate-limit keys. An IPv6 host often owns a whole prefix (a /64, often a /56), so limiting
-// single IPv6 addresses lets one client rotate through millions of keys: the key is the address masked to its
-// /subnet. IPv4-mapped IPv6 addresses (::ffff:1.2.3.4) are their IPv4 address.
+// Client addresses as rate-limit keys (the same rule as Python's ratewarden._client_key; both run
+// tests/conformance/client_keys.json). An IPv6 client usually holds a whole prefix (ISPs delegate a /56 to a home),
+// so keying single addresses would let it rotate through millions of keys: the key is the address masked to its
+// /subnet, in RFC 5952 text. IPv4-mapped IPv6 addresses (::ffff:1.2.3.4) are their IPv4 address.
 
 const net = require('node:net');
+
+const DEFAULT_IPV6_SUBNET = 56;
 
 // The 8 16-bit groups of a valid IPv6 address (zone id and embedded IPv4 tail allowed).
 function groupsOf(ip) {
@@ -21,7 +24,21 @@ function groupsOf(ip) {
   return [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
 }
 
-function clientKey(ip, ipv6Subnet = 56) {
+// RFC 5952 text: lower-case hex without leading zeros, the longest run of two or more zero groups (the first of
+// equals) as "::".
+function ipv6Text(g) {
+  let start = -1;
+  let length = 1;
+  for (let i = 0; i < 8; i++) {
+    let j = i;
+    while (j < 8 && g[j] === 0) j++;
+    if (j - i > length) [start, length] = [i, j - i];
+  }
+  const hex = (part) => part.map((x) => x.toString(16)).join(':');
+  return start === -1 ? hex(g) : `${hex(g.slice(0, start))}::${hex(g.slice(start + length))}`;
+}
+
+function clientKey(ip, ipv6Subnet = DEFAULT_IPV6_SUBNET) {
   if (!net.isIPv6(ip)) return ip;
   const g = groupsOf(ip);
   if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff) {
@@ -31,7 +48,7 @@ function clientKey(ip, ipv6Subnet = 56) {
     const keep = Math.min(16, Math.max(0, ipv6Subnet - 16 * i));
     g[i] &= keep === 0 ? 0 : (0xffff << (16 - keep)) & 0xffff;
   }
-  return `${g.map((x) => x.toString(16)).join(':')}/${ipv6Subnet}`;
+  return `${ipv6Text(g)}/${ipv6Subnet}`;
 }
 
-module.exports = { clientKey };
+module.exports = { DEFAULT_IPV6_SUBNET, clientKey };

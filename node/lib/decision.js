@@ -1,8 +1,9 @@
 'use strict';
-// Decisions come from the addon as 6 numbers each (allowed, limit, remaining, reset_after_us, retry_after_us, used).
-// Durations are given in ms rounded UP, so that waiting that long always works; the exact µs are kept too.
+// Decisions come from the addon as 7 numbers each (allowed, limit, remaining, reset_after_us, retry_after_us, used,
+// policy_index: node/src/convert.hpp). Durations are given in ms rounded UP, so that waiting that long always works;
+// the exact µs are kept too.
 
-const FIELDS = 6;
+const FIELDS = 7;
 
 function decisionAt(values, i) {
   const resetAfterUs = values[i + 3];
@@ -14,6 +15,7 @@ function decisionAt(values, i) {
     resetAfterMs: Math.ceil(resetAfterUs / 1000),
     retryAfterMs: Math.ceil(retryAfterUs / 1000),
     used: values[i + 5],
+    policyIndex: values[i + 6],
     resetAfterUs,
     retryAfterUs,
   };

@@ -8,12 +8,12 @@
 // when no key can be made. docs/node.md has every option.
 
 const { Limiter } = require('./limiter');
-const { clientKey } = require('./client_ip');
-const { STYLES, headerWriter } = require('./headers');
+const { DEFAULT_IPV6_SUBNET, clientKey } = require('./client_ip');
+const { STYLES, rateLimitFields } = require('./headers');
 const { invalidArgument } = require('./errors');
 
-// The lowest `remaining` reported on a response so far, across every ratewarden limiter on the request.
-const REPORTED = Symbol('ratewarden.reported');
+// What every ratewarden limiter met so far on a request reported: its fields are computed from all of them.
+const REPORTS = Symbol('ratewarden.reports');
 
 const KNOWN = ['limit', 'window', 'policy', 'algorithm', 'burst', 'buckets', 'prefix', 'store', 'key', 'skip',
   'handler', 'onKeyError', 'message', 'statusCode', 'headers', 'legacyHeaders', 'onStoreError', 'ipv6Subnet'];
@@ -57,6 +57,17 @@ function policyOf(options) {
   return `${l}/${w}ms`;
 }
 
+// "100-in-1min": the name of a rate in the RateLimit fields (express-rate-limit's naming).
+function policyName(rate) {
+  const s = rate.periodMs / 1000;
+  let duration;
+  if (s < 60) duration = `${s}sec`;
+  else if (s < 3600) duration = `${s / 60}min`;
+  else if (s < 86400) duration = `${s / 3600}hr${s > 3600 ? 's' : ''}`;
+  else duration = `${s / 86400}day${s > 86400 ? 's' : ''}`;
+  return `${rate.limit}-in-${duration}`;
+}
+
 function defaultKeyError(req, res) {
   res.status(400).type('text/plain').send('Bad Request: the client could not be identified.');
 }
@@ -71,7 +82,8 @@ function rateLimit(options = {}) {
   if (unknown !== undefined) throw invalidArgument(`unknown rateLimit option "${unknown}" (known: ${KNOWN.join(', ')})`);
   const {
     key, skip, handler, onKeyError = defaultKeyError, message = 'Too many requests, please try again later.',
-    statusCode = 429, headers = 'draft-8', legacyHeaders = false, onStoreError = 'allow', ipv6Subnet = 56,
+    statusCode = 429, headers = 'draft-8', legacyHeaders = false, onStoreError = 'allow',
+    ipv6Subnet = DEFAULT_IPV6_SUBNET,
   } = options;
   optionalFunction('key', key);
   optionalFunction('skip', skip);
@@ -95,7 +107,7 @@ function rateLimit(options = {}) {
     onStoreError,
   });
   const sync = limiter.store.inMemory;
-  const writeHeaders = headerWriter(headers, legacyHeaders, limiter.policies);
+  const quotas = limiter.policies.map((r) => ({ name: policyName(r), limit: r.limit, periodMs: r.periodMs }));
   const keyOf = key || ((req) => {
     warnForwardedFor(req);
     return req.ip === undefined ? undefined : clientKey(req.ip, ipv6Subnet);
@@ -103,14 +115,16 @@ function rateLimit(options = {}) {
   // One hit per request, even when the same middleware is met twice (mounted on the app and on a router).
   const counted = Symbol('ratewarden.counted');
 
+  // The fields are those of every limiter on the request so far (Python's Flask extension computes them alike):
+  // each limiter sets them again with its own report added.
   function respond(req, res, next, decision) {
-    const previous = res[REPORTED];
-    const replace = !decision.allowed || previous === undefined || decision.remaining < previous;
-    if (replace) res[REPORTED] = decision.remaining;
-    writeHeaders(res, decision, replace);
+    const reports = res[REPORTS] ?? (res[REPORTS] = []);
+    reports.push({ quotas, decision });
+    for (const [name, value] of rateLimitFields(reports, headers, legacyHeaders, Date.now())) {
+      res.setHeader(name, value);
+    }
     req.rateLimit = decision;
     if (decision.allowed) return next();
-    res.setHeader('Retry-After', String(Math.ceil(decision.retryAfterMs / 1000)));
     if (handler) return handler(req, res, next, decision);
     res.status(statusCode);
     return typeof message === 'string' ? res.type('text/plain').send(message) : res.send(message);

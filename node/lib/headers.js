@@ -1,51 +1,66 @@
 'use strict';
-// The rate-limit header fields of the IETF drafts (draft-ietf-httpapi-ratelimit-headers -06, -07, -08) and the
-// legacy X-RateLimit-* trio, in the forms express-rate-limit sends. Seconds are rounded up.
+// The HTTP fields of rate-limited responses, framework-neutral: RateLimit-Policy and RateLimit as the IETF draft
+// "RateLimit header fields for HTTP" defines them (draft-ietf-httpapi-ratelimit-headers: the form of drafts 8 to 11,
+// and the older forms of drafts 6 and 7), Retry-After, and the legacy X-RateLimit-* trio.
+//
+// Python's ratewarden/_headers.py is the same module: both run tests/conformance/headers.json, so they cannot
+// drift. Durations are whole seconds rounded up: a client that waits that long is never early.
+
+const { invalidArgument } = require('./errors');
 
 const STYLES = ['draft-6', 'draft-7', 'draft-8'];
 
-// "100-in-1min": the policy name of draft-8 (express-rate-limit's naming).
-function policyName(rate) {
-  const s = rate.periodMs / 1000;
-  let duration;
-  if (s < 60) duration = `${s}sec`;
-  else if (s < 3600) duration = `${s / 60}min`;
-  else if (s < 86400) duration = `${s / 3600}hr${s > 3600 ? 's' : ''}`;
-  else duration = `${s / 86400}day${s > 86400 ? 's' : ''}`;
-  return `${rate.capacity}-in-${duration}`;
+const ceilSeconds = (us) => Math.ceil(us / 1e6);
+
+// `text` as a Structured Field String (RFC 8941 §3.3.3); throws when it is not printable ASCII.
+function sfString(text) {
+  if (!/^[\x20-\x7e]*$/.test(text)) {
+    throw invalidArgument(`a policy name must be printable ASCII, got ${JSON.stringify(text)}`);
+  }
+  return `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 
-// What a limiter sends for each of its decisions, prepared once.
-function headerWriter(style, legacy, rates) {
-  const windows = rates.map((r) => Math.ceil(r.periodMs / 1000));
-  const names = rates.map(policyName);
-  let policy = null;
-  if (style === 'draft-8') policy = rates.map((r, i) => `"${names[i]}"; q=${r.capacity}; w=${windows[i]}`).join(', ');
-  else if (style) policy = rates.map((r, i) => `${r.capacity};w=${windows[i]}`).join(', ');
-  // The name of the rate a decision reports (by its capacity; the first on a tie).
-  const nameOf = (d) => names[Math.max(0, rates.findIndex((r) => r.capacity === d.limit))];
+// t (and draft-6/7's reset): until the quota is full again, or for a denial until the call is allowed, so that
+// Retry-After never points before the end of the effective window (the draft's §6).
+const windowOf = (d) => ceilSeconds(d.allowed ? d.resetAfterUs : d.retryAfterUs);
 
-  return function writeHeaders(res, d, replace) {
-    const reset = Math.ceil(d.resetAfterMs / 1000);
-    if (style === 'draft-8') {
-      res.append('RateLimit-Policy', policy);
-      res.append('RateLimit', `"${nameOf(d)}"; r=${d.remaining}; t=${reset}`);
-    } else if (style && replace) {
-      res.setHeader('RateLimit-Policy', policy);
-      if (style === 'draft-7') {
-        res.setHeader('RateLimit', `limit=${d.limit}, remaining=${d.remaining}, reset=${reset}`);
-      } else {
-        res.setHeader('RateLimit-Limit', String(d.limit));
-        res.setHeader('RateLimit-Remaining', String(d.remaining));
-        res.setHeader('RateLimit-Reset', String(reset));
-      }
+// draft-8's items: a policy, and the service limit of a checked limit, named after the policy its decision reports.
+const policyItem = (q) => `${sfString(q.name)};q=${q.limit};w=${Math.ceil(q.periodMs / 1000)}`;
+const limitItem = ({ quotas, decision: d }) =>
+  `${sfString(quotas[d.policyIndex].name)};r=${d.remaining};t=${windowOf(d)}`;
+
+// The fields of a response on which `reports` were made, as [name, value] pairs. A report is one limit of the
+// response: { quotas, decision }, its policies in the limiter's order ({ name, limit, periodMs }) and its decision
+// (undefined when the limit was not checked on this request). `style` is one of STYLES or false; `legacy` adds
+// X-RateLimit-*; `nowMs` is the Unix time (for X-RateLimit-Reset). A denial always gets Retry-After. No report with
+// a decision, no field. The fields that hold one decision (draft-6/7, legacy, Retry-After) show the denial if there
+// is one, else the lowest remaining, the first of equals.
+function rateLimitFields(reports, style, legacy, nowMs) {
+  const decided = reports.filter((r) => r.decision !== undefined);
+  if (decided.length === 0) return [];
+  const shown = decided.find((r) => !r.decision.allowed) ??
+    decided.reduce((low, r) => (r.decision.remaining < low.decision.remaining ? r : low));
+  const d = shown.decision;
+  const fields = [];
+  if (style === 'draft-8') {
+    fields.push(['RateLimit-Policy', reports.flatMap((r) => r.quotas.map(policyItem)).join(', ')],
+      ['RateLimit', decided.map(limitItem).join(', ')]);
+  } else if (style === 'draft-6' || style === 'draft-7') {
+    const policies = shown.quotas.map((q) => `${q.limit};w=${Math.ceil(q.periodMs / 1000)}`);
+    fields.push(['RateLimit-Policy', policies.join(', ')]);
+    if (style === 'draft-7') {
+      fields.push(['RateLimit', `limit=${d.limit}, remaining=${d.remaining}, reset=${windowOf(d)}`]);
+    } else {
+      fields.push(['RateLimit-Limit', String(d.limit)], ['RateLimit-Remaining', String(d.remaining)],
+        ['RateLimit-Reset', String(windowOf(d))]);
     }
-    if (legacy && replace) {
-      res.setHeader('X-RateLimit-Limit', String(d.limit));
-      res.setHeader('X-RateLimit-Remaining', String(d.remaining));
-      res.setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + d.resetAfterMs) / 1000)));
-    }
-  };
+  }
+  if (legacy) {
+    fields.push(['X-RateLimit-Limit', String(d.limit)], ['X-RateLimit-Remaining', String(d.remaining)],
+      ['X-RateLimit-Reset', String(ceilSeconds(nowMs * 1000 + d.resetAfterUs))]);  // Unix time of a full quota
+  }
+  if (!d.allowed) fields.push(['Retry-After', String(ceilSeconds(d.retryAfterUs))]);
+  return fields;
 }
 
-module.exports = { STYLES, headerWriter };
+module.exports = { STYLES, rateLimitFields, sfString };

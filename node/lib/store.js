@@ -28,6 +28,11 @@ class Store {
     return this.#native.inMemory;
   }
 
+  // True for a store that other processes share (Redis, Redis Cluster).
+  get shared() {
+    return this.#native.shared;
+  }
+
   // The URL with any password masked: safe to log.
   describe() {
     return this.#native.describe();
@@ -42,9 +47,11 @@ class Store {
   }
 }
 
-// Network stores opened by URL string are shared per URL: one connection pool per server, not per limiter. A
-// memory:// URL string opens a store of the limiter's own, as each limiter of express-rate-limit has its own memory.
-// The table holds them weakly: once no limiter uses a store, it is collected and its connections closed.
+// Opening by URL never changes what is counted (the same rule as Python's open_store). A shared store's URL names a
+// server, whose state is the same whichever Store reaches it: limiters on one URL string get one Store, so one
+// connection pool per server, not per limiter. memory:// names no place: each limiter given that string gets a
+// store of its own, as each limiter of express-rate-limit has its own memory; to share one, pass a Store.
+// The table holds stores weakly: once no limiter uses one, it is collected and its connections closed.
 const shared = new Map();  // URL -> WeakRef<Store>
 const collected = new FinalizationRegistry((url) => {
   if (shared.get(url)?.deref() === undefined) shared.delete(url);
@@ -55,10 +62,10 @@ function storeFor(spec) {
   if (typeof spec !== 'string') {
     throw invalidArgument('store must be a URL string (such as "memory://" or "redis://127.0.0.1:6379") or a Store');
   }
-  if (spec.startsWith('memory:')) return new Store(spec);
   let store = shared.get(spec)?.deref();
   if (store === undefined) {
     store = new Store(spec);
+    if (!store.shared) return store;
     shared.set(spec, new WeakRef(store));
     collected.register(store, spec);
   }

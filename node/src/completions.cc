@@ -167,6 +167,9 @@ napi_value js_error(napi_env env, ratewarden::ErrorCode code, const std::string&
   return error;
 }
 
+// One answer as JS reads it (node/lib/calls.js): id, kind, then a decision's fields.
+constexpr size_t kRecord = 2 + kDecisionFields;
+
 napi_value float64_array(napi_env env, size_t length, double** data) {
   napi_value buffer, array;
   void* bytes = nullptr;

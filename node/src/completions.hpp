@@ -64,7 +64,6 @@ class Completions {
   void started(napi_env env);
 
   enum Kind : uint8_t { kDecision = 0, kError = 1, kDecisions = 2, kDone = 3 };
-  static constexpr size_t kRecord = 8;
 
  private:
   struct Answer {

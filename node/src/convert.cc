@@ -98,6 +98,7 @@ void write_decision(const ratewarden::Decision& d, double* out) {
   out[3] = static_cast<double>(d.reset_after_us);
   out[4] = static_cast<double>(d.retry_after_us);
   out[5] = static_cast<double>(d.used);
+  out[6] = static_cast<double>(d.policy_index);
 }
 
 }  // namespace rwnode

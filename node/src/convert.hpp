@@ -23,8 +23,9 @@ inline int64_t integer_value(const Napi::Value& value, const char* name = "cost"
   return integer_value(value.Env(), value, name);
 }
 
-// A decision as the 6 numbers JS reads back: allowed (0/1), limit, remaining, reset_after_us, retry_after_us, used.
-inline constexpr size_t kDecisionFields = 6;
+// A decision as the numbers JS reads back (node/lib/decision.js): allowed (0/1), limit, remaining, reset_after_us,
+// retry_after_us, used, policy_index.
+inline constexpr size_t kDecisionFields = 7;
 void write_decision(const ratewarden::Decision& d, double* out);
 
 }  // namespace rwnode

@@ -94,7 +94,7 @@ LimiterWrap::LimiterWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Limi
   if (!info[1].IsString()) throw_invalid(env, "policy must be a string such as \"100/minute\"");
   if (!info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
       info[3].As<Napi::Float64Array>().ElementLength() < kDecisionFields)
-    throw_invalid(env, "out must be a Float64Array of 6 numbers");
+    throw_invalid(env, "out must be a Float64Array of " + std::to_string(kDecisionFields) + " numbers");
   const std::string policy = info[1].As<Napi::String>().Utf8Value();
   limiter_ = guarded(env, [&] {
     return std::make_shared<ratewarden::Limiter>(policy, store.store(), limiter_options(info[2]));

@@ -35,7 +35,8 @@ void TestClockWrap::set(const Napi::CallbackInfo&, const Napi::Value& value) { n
 Napi::Function StoreWrap::define(Napi::Env env) {
   return DefineClass(env, "Store",
                      {InstanceMethod<&StoreWrap::describe>("describe"),
-                      InstanceAccessor<&StoreWrap::get_in_memory>("inMemory")});
+                      InstanceAccessor<&StoreWrap::get_in_memory>("inMemory"),
+                      InstanceAccessor<&StoreWrap::get_shared>("shared")});
 }
 
 StoreWrap::StoreWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<StoreWrap>(info) {
@@ -65,6 +66,10 @@ Napi::Value StoreWrap::describe(const Napi::CallbackInfo& info) {
 
 Napi::Value StoreWrap::get_in_memory(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), in_memory_);
+}
+
+Napi::Value StoreWrap::get_shared(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), store_->traits().shared);
 }
 
 }  // namespace rwnode

@@ -39,6 +39,7 @@ class StoreWrap : public Napi::ObjectWrap<StoreWrap> {
  private:
   Napi::Value describe(const Napi::CallbackInfo& info);
   Napi::Value get_in_memory(const Napi::CallbackInfo& info);
+  Napi::Value get_shared(const Napi::CallbackInfo& info);
 
   std::shared_ptr<ratewarden::Store> store_;
   bool in_memory_ = false;

@@ -16,8 +16,11 @@ namespace py = pybind11;
 void bind_decision(py::module_& m);  // limiter.cpp
 void bind_store(py::module_& m);     // limiter.cpp
 void bind_limiter(py::module_& m);   // limiter.cpp
-void bind_testing(py::module_& m);   // testing.cpp
+void bind_test_clock(py::module_& m);  // test_clock.cpp
 void bind_async(py::module_& m);     // async_calls.cpp: Completions, the asyncio side of asynchronous calls
+
+// The clock of a TestClock (test_clock.cpp); a TypeError for anything else.
+Clock test_clock(py::handle clock);
 
 // Copies: the keys must outlive the GIL release, and another thread may change the sequence meanwhile.
 std::vector<std::string> copy_keys(py::handle keys);

@@ -15,8 +15,10 @@ namespace {
 double seconds(int64_t us) { return static_cast<double>(us) / 1e6; }
 
 std::string decision_repr(const Decision& d) {
-  py::str format("Decision(allowed={}, limit={}, remaining={}, reset_after={!r}, retry_after={!r}, used={})");
-  return format.format(d.allowed, d.limit, d.remaining, seconds(d.reset_after_us), seconds(d.retry_after_us), d.used);
+  py::str format(
+      "Decision(allowed={}, limit={}, remaining={}, reset_after={!r}, retry_after={!r}, used={}, policy_index={})");
+  return format.format(d.allowed, d.limit, d.remaining, seconds(d.reset_after_us), seconds(d.retry_after_us), d.used,
+                       d.policy_index);
 }
 
 // Options the constructor takes by keyword; values are converted here, checked by the core.
@@ -79,19 +81,23 @@ std::vector<std::string> copy_keys(py::handle keys) {
 }
 
 void bind_decision(py::module_& m) {
+  // Equality and the hash cover every field, policy_index included (the core's operator==): two decisions that
+  // report different policies of a limiter are different answers, even with the same numbers.
   py::class_<Decision>(m, "Decision", "The answer to one hit or peek; truthy when allowed.")
       .def(py::init([](bool allowed, int64_t limit, int64_t remaining, int64_t reset_after_us, int64_t retry_after_us,
-                       int64_t used) {
-             return Decision{allowed, limit, remaining, reset_after_us, retry_after_us, used};
+                       int64_t used, int32_t policy_index) {
+             return Decision{allowed, limit, remaining, reset_after_us, retry_after_us, used, policy_index};
            }),
            py::kw_only(), py::arg("allowed"), py::arg("limit"), py::arg("remaining"), py::arg("reset_after_us"),
-           py::arg("retry_after_us"), py::arg("used"))
+           py::arg("retry_after_us"), py::arg("used"), py::arg("policy_index") = 0)
       .def_readonly("allowed", &Decision::allowed)
       .def_readonly("limit", &Decision::limit)
       .def_readonly("remaining", &Decision::remaining)
       .def_readonly("used", &Decision::used)
       .def_readonly("reset_after_us", &Decision::reset_after_us)
       .def_readonly("retry_after_us", &Decision::retry_after_us)
+      .def_readonly("policy_index", &Decision::policy_index,
+                    "The policy this decision reports: its index (from 0) in the limiter's policy string.")
       .def_property_readonly("reset_after", [](const Decision& d) { return seconds(d.reset_after_us); })
       .def_property_readonly("retry_after", [](const Decision& d) { return seconds(d.retry_after_us); })
       .def("__bool__", [](const Decision& d) { return d.allowed; })
@@ -99,7 +105,8 @@ void bind_decision(py::module_& m) {
         return py::isinstance<Decision>(b) && a == b.cast<const Decision&>();
       })
       .def("__hash__", [](const Decision& d) {
-        return py::hash(py::make_tuple(d.allowed, d.limit, d.remaining, d.reset_after_us, d.retry_after_us, d.used));
+        return py::hash(py::make_tuple(d.allowed, d.limit, d.remaining, d.reset_after_us, d.retry_after_us, d.used,
+                                       d.policy_index));
       })
       .def("__repr__", &decision_repr);
 }
@@ -119,12 +126,15 @@ void bind_store(py::module_& m) {
       });
 
   py::class_<Store, std::shared_ptr<Store>>(m, "Store", "Where the state of every key lives.")
-      .def(py::init([](py::handle url) {
+      .def(py::init([](py::handle url, py::handle clock) {
              const std::string text = to_string(url, "url");
+             if (!clock.is_none()) return open_store(text, test_clock(clock));
              py::gil_scoped_release nogil;
              return open_store(text);
            }),
-           py::arg("url"))
+           py::arg("url"), py::kw_only(), py::arg("test_clock") = py::none(),
+           "Opens the store of `url`. `test_clock` (tests only): a TestClock the store reads the time from, instead "
+           "of its monotonic clock (memory) or the server's TIME (Redis).")
       .def_property_readonly("url", &Store::describe, "The store's URL, password masked.")
       .def_property_readonly("prefix", &Store::key_prefix)
       .def_property_readonly(

@@ -12,9 +12,9 @@ PYBIND11_MODULE(_native, m) {
   m.doc() = "ratewarden's C++ core (private: use the ratewarden package)";
   rp::register_error_translator();
   rp::bind_decision(m);
+  rp::bind_test_clock(m);
   rp::bind_store(m);
   rp::bind_limiter(m);
-  rp::bind_testing(m);
   rp::bind_async(m);
   m.def("version", &ratewarden::version, "The core library's version, \"major.minor.patch\".");
   m.def("algorithms", &ratewarden::algorithm_names, "The names of the core's table of algorithms, in its order.");

@@ -181,6 +181,15 @@ static void ignore_hit(void *user_data, int status, const rw_decision_t *decisio
   (void)user_data, (void)status, (void)decision, (void)errmsg;
 }
 
+static void ignore_hit_v2(void *user_data, int status, const rw_decision_v2_t *decision, const char *errmsg) {
+  (void)user_data, (void)status, (void)decision, (void)errmsg;
+}
+
+static void ignore_many_v2(void *user_data, int status, const rw_decision_v2_t *decisions, size_t n,
+                           const char *errmsg) {
+  (void)user_data, (void)status, (void)decisions, (void)n, (void)errmsg;
+}
+
 /* Every function that takes a handle, string or out-pointer, given NULL: an error naming the parameter. */
 static void test_null_arguments(void) {
   start_phase("NULL arguments");
@@ -235,6 +244,16 @@ static void test_null_arguments(void) {
   EXPECT_ERROR(rw_hit_many(limiter, keys, lens, 2, 1, many, &err), RW_ERR_INVALID_ARGUMENT, "keys[1] is NULL");
   EXPECT_ERROR(rw_hit_async(NULL, "k", 1, 1, ignore_hit, NULL, &err), RW_ERR_INVALID_ARGUMENT, "limiter is NULL");
   EXPECT_ERROR(rw_hit_async(limiter, NULL, 1, 1, ignore_hit, NULL, &err), RW_ERR_INVALID_ARGUMENT, "key is NULL");
+  rw_decision_v2_t d2, many2[2];
+  EXPECT_ERROR(rw_hit_v2(NULL, "k", 1, 1, &d2, &err), RW_ERR_INVALID_ARGUMENT, "limiter is NULL");
+  EXPECT_ERROR(rw_peek_v2(limiter, "k", 1, 1, NULL, &err), RW_ERR_INVALID_ARGUMENT, "decision is NULL");
+  EXPECT_ERROR(rw_hit_many_v2(limiter, keys, lens, 2, 1, NULL, &err), RW_ERR_INVALID_ARGUMENT, "decisions is NULL");
+  EXPECT_ERROR(rw_hit_many_v2(limiter, keys, lens, 2, 1, many2, &err), RW_ERR_INVALID_ARGUMENT, "keys[1] is NULL");
+  EXPECT_ERROR(rw_hit_async_v2(limiter, "k", 1, 1, NULL, NULL, &err), RW_ERR_INVALID_ARGUMENT, "callback is NULL");
+  EXPECT_ERROR(rw_peek_async_v2(limiter, NULL, 1, 1, ignore_hit_v2, NULL, &err), RW_ERR_INVALID_ARGUMENT,
+               "key is NULL");
+  EXPECT_ERROR(rw_hit_many_async_v2(limiter, NULL, lens, 2, 1, ignore_many_v2, NULL, &err), RW_ERR_INVALID_ARGUMENT,
+               "keys is NULL");
   CHECK(rw_peek(limiter, "a", 1, 1, &d, NULL) == RW_OK && d.remaining == 3); /* nothing charged */
   rw_limiter_destroy(limiter);
   rw_store_close(store);
@@ -343,6 +362,85 @@ static void test_operations(const char *url, const char *prefix) {
   rw_store_close(store);
 }
 
+/* The _v2 calls: the same decisions as the original ones, plus the policy they report. "10/second; 10 per 2 seconds"
+ * (fixed windows): 5 hits tie (the first policy is reported), then 1.5 s later the 1-second window has restarted
+ * (9 left) and the 2-second one has 4 left, so the 2-second policy is reported: nothing but policy_index tells. */
+static _Atomic int64_t v2_now_us;
+
+static int64_t v2_clock(void *user_data) {
+  (void)user_data;
+  return atomic_load(&v2_now_us);
+}
+
+struct v2_answers {
+  atomic_int done;
+  rw_decision_v2_t decision;  /* the last single decision */
+  rw_decision_v2_t many[2];
+};
+
+static void on_hit_v2(void *user_data, int status, const rw_decision_v2_t *decision, const char *errmsg) {
+  struct v2_answers *a = user_data;
+  CHECK(status == RW_OK && decision != NULL && errmsg == NULL);
+  a->decision = *decision;
+  atomic_fetch_add(&a->done, 1);
+}
+
+static void on_many_v2(void *user_data, int status, const rw_decision_v2_t *decisions, size_t n, const char *errmsg) {
+  struct v2_answers *a = user_data;
+  CHECK(status == RW_OK && decisions != NULL && n == 2 && errmsg == NULL);
+  memcpy(a->many, decisions, sizeof a->many);
+  atomic_fetch_add(&a->done, 1);
+}
+
+static void wait_v2(struct v2_answers *a, int n) {
+  for (int i = 0; i < 1000 && atomic_load(&a->done) < n; ++i) nanosleep(&(struct timespec){0, 10000000}, NULL);
+  CHECK(atomic_load(&a->done) == n);
+}
+
+static void test_policy_index(const char *url, const char *prefix) {
+  start_phase("policy_index (_v2 calls)");
+  atomic_store(&v2_now_us, 1702080000000000);
+  rw_store_t *store = NULL;
+  CHECK(rw_store_open_with_clock(url, v2_clock, NULL, &store, NULL) == RW_OK);
+  rw_limiter_t *limiter = make_limiter_with(store, "10/second; 10 per 2 seconds", "fixed_window", prefix, "raise");
+  const char *keys[] = {"v2-a", "v2-b", "v2-c"};
+  const size_t lens[] = {4, 4, 4};
+  for (int k = 0; k < 3; ++k) CHECK(rw_reset(limiter, keys[k], lens[k], NULL) == RW_OK);
+
+  rw_decision_v2_t d2;
+  for (int i = 0; i < 5; ++i) {
+    CHECK(rw_hit_v2(limiter, "v2-a", 4, 1, &d2, NULL) == RW_OK);
+    CHECK(d2.allowed == 1 && d2.remaining == 9 - i && d2.policy_index == 0);
+  }
+  rw_decision_v2_t many[2];
+  CHECK(rw_hit_many_v2(limiter, keys + 1, lens + 1, 2, 5, many, NULL) == RW_OK);
+  CHECK(many[0].remaining == 5 && many[0].policy_index == 0 && many[1].remaining == 5 && many[1].policy_index == 0);
+
+  atomic_store(&v2_now_us, 1702080000000000 + 1500000);
+  CHECK(rw_hit_v2(limiter, "v2-a", 4, 1, &d2, NULL) == RW_OK);
+  CHECK(d2.allowed == 1 && d2.limit == 10 && d2.remaining == 4 && d2.used == 6 && d2.policy_index == 1);
+  rw_decision_t d;
+  CHECK(rw_peek(limiter, "v2-a", 4, 1, &d, NULL) == RW_OK);
+  CHECK(rw_peek_v2(limiter, "v2-a", 4, 1, &d2, NULL) == RW_OK);  /* the same numbers as the original call */
+  CHECK(d.allowed == d2.allowed && d.limit == d2.limit && d.remaining == d2.remaining &&
+        d.reset_after_us == d2.reset_after_us && d.retry_after_us == d2.retry_after_us && d.used == d2.used);
+  CHECK(d2.remaining == 4 && d2.policy_index == 1);  /* a peek consumes nothing */
+
+  struct v2_answers a = {0};
+  CHECK(rw_peek_async_v2(limiter, "v2-b", 4, 1, on_hit_v2, &a, NULL) == RW_OK);
+  wait_v2(&a, 1);
+  CHECK(a.decision.remaining == 5 && a.decision.policy_index == 1);
+  CHECK(rw_hit_async_v2(limiter, "v2-b", 4, 1, on_hit_v2, &a, NULL) == RW_OK);
+  wait_v2(&a, 2);
+  CHECK(a.decision.allowed == 1 && a.decision.remaining == 4 && a.decision.used == 6 && a.decision.policy_index == 1);
+  CHECK(rw_hit_many_async_v2(limiter, keys + 1, lens + 1, 2, 1, on_many_v2, &a, NULL) == RW_OK);
+  wait_v2(&a, 3);
+  CHECK(a.many[0].remaining == 3 && a.many[0].policy_index == 1);
+  CHECK(a.many[1].remaining == 4 && a.many[1].policy_index == 1);
+  rw_limiter_destroy(limiter);
+  rw_store_close(store);
+}
+
 static void redis_cli(int port, const char *args) {
   char cmd[256];
   snprintf(cmd, sizeof cmd, "redis-cli -p %d %s >/dev/null", port, args);
@@ -394,9 +492,11 @@ int main(void) {
   test_null_arguments();
   test_errmsg_reuse();
   test_operations("memory://", "rw");
+  test_policy_index("memory://", "rw");
 
   struct redis_server *redis = start_redis("");
   test_operations(redis->url, "capi");
+  test_policy_index(redis->url, "capi-v2");
   test_store_failures(redis->port);
   stop_redis(redis);
 

@@ -1,4 +1,5 @@
-/* The shared conformance vectors through the C ABI, on the memory store and on a real redis-server.
+/* The shared conformance vectors through the C ABI (rw_hit_v2 / rw_peek_v2, so policy_index is compared too), on
+ * the memory store and on a real redis-server.
  * Usage: conformance_c VECTORS_AS_LINES   (tests/capi/vectors_to_lines.py makes the file from vectors.json) */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
@@ -40,7 +41,7 @@ static int run_all(const char *path, const char *url, int *steps) {
   rw_limiter_t *limiter = NULL;
   while (fgets(line, sizeof line, in) != NULL) {
     char op[16], algorithm[32], burst[24], buckets[24], policy[256], key_hex[1024];
-    long long t, cost, e[6];
+    long long t, cost, e[7];
     if (sscanf(line, "base %lld", &base) == 1) continue;
     if (sscanf(line, "case %d %31s %23s %23s %255[^\n]", &index, algorithm, burst, buckets, policy) == 5) {
       rw_limiter_destroy(limiter);
@@ -67,22 +68,25 @@ static int run_all(const char *path, const char *url, int *steps) {
       if (rw_reset(limiter, key, n, NULL) != RW_OK) ++failures;
       continue;
     }
-    if (sscanf(line, "%15s %lld %lld %1023s %lld %lld %lld %lld %lld %lld", op, &t, &cost, key_hex, &e[0], &e[1], &e[2],
-               &e[3], &e[4], &e[5]) != 10)
+    if (sscanf(line, "%15s %lld %lld %1023s %lld %lld %lld %lld %lld %lld %lld", op, &t, &cost, key_hex, &e[0], &e[1],
+               &e[2], &e[3], &e[4], &e[5], &e[6]) != 11)
       continue;
     atomic_store(&now_us, base + t);
     size_t n = unhex(key_hex, key);
-    rw_decision_t d;
+    rw_decision_v2_t d;
     char *err = NULL;
-    int st = strcmp(op, "hit") == 0 ? rw_hit(limiter, key, n, cost, &d, &err) : rw_peek(limiter, key, n, cost, &d, &err);
+    int st = strcmp(op, "hit") == 0 ? rw_hit_v2(limiter, key, n, cost, &d, &err)
+                                    : rw_peek_v2(limiter, key, n, cost, &d, &err);
     ++*steps;
     if (st != RW_OK || d.allowed != e[0] || d.limit != e[1] || d.remaining != e[2] || d.reset_after_us != e[3] ||
-        d.retry_after_us != e[4] || d.used != e[5]) {
+        d.retry_after_us != e[4] || d.used != e[5] || d.policy_index != e[6]) {
       ++failures;
-      fprintf(stderr, "%s case %d %s t=%lld: got %s allowed=%d limit=%lld remaining=%lld reset=%lld retry=%lld used=%lld%s%s\n",
+      fprintf(stderr,
+              "%s case %d %s t=%lld: got %s allowed=%d limit=%lld remaining=%lld reset=%lld retry=%lld used=%lld "
+              "policy_index=%d%s%s\n",
               url, index, op, t, rw_status_str(st), d.allowed, (long long)d.limit, (long long)d.remaining,
-              (long long)d.reset_after_us, (long long)d.retry_after_us, (long long)d.used, err ? ": " : "",
-              err ? err : "");
+              (long long)d.reset_after_us, (long long)d.retry_after_us, (long long)d.used, (int)d.policy_index,
+              err ? ": " : "", err ? err : "");
       rw_free(err);
     }
   }

@@ -12,6 +12,10 @@ class Decision(ctypes.Structure):
                 ("reset_after_us", ctypes.c_int64), ("retry_after_us", ctypes.c_int64), ("used", ctypes.c_int64)]
 
 
+class DecisionV2(ctypes.Structure):
+    _fields_ = Decision._fields_ + [("policy_index", ctypes.c_int32)]
+
+
 HIT_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(Decision), ctypes.c_char_p)
 lib.rw_version.restype = ctypes.c_char_p
 lib.rw_status_str.restype = ctypes.c_char_p
@@ -27,6 +31,7 @@ lib.rw_limiter_destroy.argtypes = [ctypes.c_void_p]
 lib.rw_hit.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int64, ctypes.POINTER(Decision),
                        ctypes.POINTER(ctypes.c_void_p)]
 lib.rw_peek.argtypes = lib.rw_hit.argtypes
+lib.rw_hit_v2.argtypes = lib.rw_hit.argtypes[:4] + [ctypes.POINTER(DecisionV2), ctypes.POINTER(ctypes.c_void_p)]
 lib.rw_hit_async.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int64, HIT_CALLBACK,
                              ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
 lib.rw_free.argtypes = [ctypes.c_void_p]
@@ -86,6 +91,14 @@ def test_gcra_burst_and_peek():
     d, err = Decision(), ctypes.c_void_p()
     check(lib.rw_peek(limiter, b"k", 1, 1, ctypes.byref(d), ctypes.byref(err)), err)
     assert d.allowed == 0 and d.limit == 3 and d.retry_after_us > 0
+    lib.rw_limiter_destroy(limiter)
+
+
+def test_v2_decisions_name_their_policy():
+    limiter = make_limiter("3/minute; 2 per 10 seconds")
+    d, err = DecisionV2(), ctypes.c_void_p()
+    check(lib.rw_hit_v2(limiter, b"k", 1, 1, ctypes.byref(d), ctypes.byref(err)), err)
+    assert (d.allowed, d.limit, d.remaining, d.policy_index) == (1, 2, 1, 1)  # "2 per 10 seconds" has less left
     lib.rw_limiter_destroy(limiter)
 
 

@@ -2,7 +2,7 @@
 
     base <base_us>
     case <index> <algorithm> <burst|-> <buckets|-> <policy...>
-    hit|peek <t> <cost> <key_hex> <allowed> <limit> <remaining> <reset_after> <retry_after> <used>
+    hit|peek <t> <cost> <key_hex> <allowed> <limit> <remaining> <reset_after> <retry_after> <used> <policy_index>
     reset <t> <key_hex>
 """
 import json
@@ -20,4 +20,4 @@ for index, case in enumerate(doc["cases"]):
             continue
         e = step["expect"]
         print(step["op"], step["t"], step["cost"], key, int(e["allowed"]), e["limit"], e["remaining"],
-              e["reset_after"], e["retry_after"], e["used"])
+              e["reset_after"], e["retry_after"], e["used"], e.get("policy_index", 0))

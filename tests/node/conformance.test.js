@@ -21,6 +21,7 @@ function expected(e) {
     resetAfterMs: Math.ceil(e.reset_after / 1000),
     retryAfterMs: Math.ceil(e.retry_after / 1000),
     used: e.used,
+    policyIndex: e.policy_index ?? 0,
     resetAfterUs: e.reset_after,
     retryAfterUs: e.retry_after,
   };

@@ -5,6 +5,7 @@ const { after, before, describe, test } = require('node:test');
 const assert = require('node:assert/strict');
 const express = require('express');
 
+const { Store, TestClock } = require('ratewarden');
 const { rateLimit, clientKey } = require('ratewarden/express');
 const { listen } = require('./helpers/http');
 const { RedisServer } = require('./helpers/redis_server');
@@ -58,8 +59,8 @@ test('stacked limiters each count once; the same limiter met twice counts once',
 describe('headers', () => {
   const cases = {
     'draft-8': {
-      'ratelimit-policy': '"2-in-1min"; q=2; w=60',
-      ratelimit: '"2-in-1min"; r=1; t=60',
+      'ratelimit-policy': '"2-in-1min";q=2;w=60',
+      ratelimit: '"2-in-1min";r=1;t=60',
     },
     'draft-7': { 'ratelimit-policy': '2;w=60', ratelimit: 'limit=2, remaining=1, reset=60' },
     'draft-6': {
@@ -91,9 +92,27 @@ describe('headers', () => {
       const reset = Number(headers['x-ratelimit-reset']) - Date.now() / 1000;
       assert.ok(reset > 58 && reset <= 61, String(reset));
       const both = await server.request('/both');
-      assert.equal(both.headers.ratelimit, '"10-in-1sec"; r=9; t=1, "100-in-1hr"; r=99; t=3600');
-      assert.equal(both.headers['ratelimit-policy'], '"10-in-1sec"; q=10; w=1, "100-in-1hr"; q=100; w=3600');
+      assert.equal(both.headers.ratelimit, '"10-in-1sec";r=9;t=1, "100-in-1hr";r=99;t=3600');
+      assert.equal(both.headers['ratelimit-policy'], '"10-in-1sec";q=10;w=1, "100-in-1hr";q=100;w=3600');
     }));
+
+  test('several rates: the RateLimit field names the one the core reports (policyIndex)', () => {
+    // Issue 12: 5 hits, then one 1.5 s later. The 1-second window has restarted (9 left) and the 2-second one has
+    // 4 left: the decision reports the 2-second rate, and the field names it.
+    const clock = new TestClock(1_702_080_000_000_000);
+    const store = new Store('memory://', { testClock: clock });
+    return withApp((app) => app.get('/', rateLimit({ policy: '10/second; 10 per 2 seconds', store }), ok),
+      async (server) => {
+        const fields = [];
+        for (let i = 0; i < 5; i++) fields.push((await server.request('/')).headers.ratelimit);
+        assert.deepEqual(fields, [9, 8, 7, 6, 5].map((r) => `"10-in-1sec";r=${r};t=1`));  // ties: the first rate
+        clock.nowUs += 1_500_000;
+        const { status, headers } = await server.request('/');
+        assert.equal(status, 200);
+        assert.equal(headers['ratelimit-policy'], '"10-in-1sec";q=10;w=1, "10-in-2sec";q=10;w=2');
+        assert.equal(headers.ratelimit, '"10-in-2sec";r=4;t=1');
+      });
+  });
 });
 
 test('429 with a short body and Retry-After in whole seconds, rounded up', () =>
@@ -164,24 +183,19 @@ test('a key that cannot be made is a 400 by default, or what onKeyError says', (
   }));
 
 describe('client addresses', () => {
-  test('IPv6 keys are masked to a /56; IPv4-mapped ones are IPv4', () => {
-    assert.equal(clientKey('203.0.113.9'), '203.0.113.9');
-    assert.equal(clientKey('::ffff:203.0.113.9'), '203.0.113.9');
-    assert.equal(clientKey('2001:db8:abcd:12ff:1::1'), '2001:db8:abcd:1200:0:0:0:0/56');
-    assert.equal(clientKey('2001:db8:abcd:1200::9'), '2001:db8:abcd:1200:0:0:0:0/56');
-    assert.equal(clientKey('2001:db8:abcd:12ff::1', 64), '2001:db8:abcd:12ff:0:0:0:0/64');
-  });
-
-  test('the address follows trust proxy: one limit per IPv6 /56', () =>
+  test('the address follows trust proxy: one limit per IPv6 /56, or per ipv6Subnet', () =>
     withApp((app) => {
       app.set('trust proxy', 'loopback');
       app.get('/', rateLimit({ limit: 2, window: 60_000 }), ok);
+      app.get('/64', rateLimit({ limit: 2, window: 60_000, ipv6Subnet: 64 }), ok);
     }, async (server) => {
       const from = (ip) => ({ 'x-forwarded-for': ip });
       assert.deepEqual(await statuses(server, '/', 1, from('2001:db8:abcd:1200::1')), [200]);
       assert.deepEqual(await statuses(server, '/', 2, from('2001:db8:abcd:12ff::2')), [200, 429]);
       assert.deepEqual(await statuses(server, '/', 1, from('2001:db8:abcd:1300::1')), [200]);
       assert.deepEqual(await statuses(server, '/', 2, from('198.51.100.7')), [200, 200]);
+      assert.deepEqual(await statuses(server, '/64', 2, from('2001:db8:abcd:1200::1')), [200, 200]);
+      assert.deepEqual(await statuses(server, '/64', 1, from('2001:db8:abcd:12ff::2')), [200]);
     }));
 
   test('X-Forwarded-For while trust proxy is off: one warning, and the header is ignored', () => {

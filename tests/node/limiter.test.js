@@ -15,7 +15,7 @@ describe('memory store', () => {
     assert.equal(limiter.store.inMemory, true);
     assert.deepEqual(
       { ...(await limiter.hit('alice')), resetAfterMs: 0, resetAfterUs: 0 },
-      { allowed: true, limit: 3, remaining: 2, resetAfterMs: 0, retryAfterMs: 0, used: 1, resetAfterUs: 0, retryAfterUs: 0 },
+      { allowed: true, limit: 3, remaining: 2, resetAfterMs: 0, retryAfterMs: 0, used: 1, policyIndex: 0, resetAfterUs: 0, retryAfterUs: 0 },
     );
     assert.equal(limiter.hitSync('alice', { cost: 2 }).remaining, 0);
     const denied = await limiter.hit('alice');
@@ -78,8 +78,23 @@ describe('memory store', () => {
     a.hitSync('k');
     assert.equal(b.hitSync('k').remaining, 0);
     const c = new Limiter({ policy: '2/minute', store: 'memory://' });
+    const d = new Limiter({ policy: '2/minute', store: 'memory://' });
+    assert.notEqual(c.store, d.store);
     assert.equal(c.hitSync('k').remaining, 1);
+    assert.equal(d.hitSync('k').remaining, 1);
     assert.match(store.describe(), /^memory:\/\//);
+    assert.deepEqual([store.inMemory, store.shared], [true, false]);
+  });
+
+  test('a decision names the rate it reports (policyIndex)', () => {
+    const clock = new TestClock(1_702_080_000_000_000);
+    const limiter = new Limiter({
+      policy: '10/second; 10 per 2 seconds', store: new Store('memory://', { testClock: clock }),
+    });
+    assert.deepEqual([1, 2, 3, 4, 5].map(() => limiter.hitSync('k').policyIndex), [0, 0, 0, 0, 0]);  // a tie: the first
+    clock.nowUs += 1_500_000;  // the 1-second window restarted (9 left), the 2-second one has 4 left
+    const d = limiter.hitSync('k');
+    assert.deepEqual([d.allowed, d.limit, d.remaining, d.policyIndex], [true, 10, 4, 1]);
   });
 
   test('a TestClock moves time for the store that reads it', () => {
@@ -168,9 +183,16 @@ describe('Redis store', () => {
     assert.equal((await limiter.peek('alice')).used, 3);
     const many = await limiter.hitMany(['alice', 'bob']);
     assert.deepEqual(many.map((d) => d.used), [4, 1]);
+    assert.deepEqual(many.map((d) => d.policyIndex), [0, 0]);
     await limiter.reset('alice');
     assert.equal(await redis.command('EXISTS', 'rw:{alice}:v2:fixed_window:100:60000'), '0');
     assert.throws(() => limiter.hitSync('alice'), INVALID);
+  });
+
+  test('limiters given the same URL string share one Store', () => {
+    const other = new Limiter({ policy: '5/minute', store: redis.url });
+    assert.equal(other.store, limiter.store);
+    assert.deepEqual([other.store.inMemory, other.store.shared], [false, true]);
   });
 
   test('many hits in flight on one key: exactly the limit is allowed', async () => {
@@ -195,7 +217,7 @@ describe('Redis store', () => {
       assert.match(error.stack, /limiter\.test\.js/);
     }
     const open = new Limiter({ policy: '5/minute', store: down, onStoreError: 'allow' });
-    assert.deepEqual(await open.hit('k'), { allowed: true, limit: 5, remaining: 5, resetAfterMs: 0, retryAfterMs: 0, used: 0, resetAfterUs: 0, retryAfterUs: 0 });
+    assert.deepEqual(await open.hit('k'), { allowed: true, limit: 5, remaining: 5, resetAfterMs: 0, retryAfterMs: 0, used: 0, policyIndex: 0, resetAfterUs: 0, retryAfterUs: 0 });
     const closed = new Limiter({ policy: '5/minute', store: down, onStoreError: 'deny' });
     const denied = await closed.hit('k');
     assert.equal(denied.allowed, false);

@@ -49,6 +49,13 @@ def test_bad_store_urls(store: str) -> None:
         ratewarden.Store(store)
 
 
+def test_bad_test_clocks() -> None:
+    with pytest.raises(TypeError, match="test_clock must be a TestClock"):
+        ratewarden.Store("memory://", test_clock=1_000_000)
+    with pytest.raises(TypeError):
+        ratewarden.TestClock(1.5)  # microseconds are integers
+
+
 @pytest.mark.parametrize("cost", [0, -1, 6, 2**63, -(2**63) - 1, 10**100])
 def test_bad_costs(cost: int) -> None:
     for call in (LIMITER.hit, LIMITER.peek, LIMITER.allow):

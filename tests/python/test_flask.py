@@ -14,6 +14,7 @@ import pytest
 from flask import Flask, request
 from werkzeug.serving import make_server
 
+import ratewarden
 from ratewarden.flask import RateLimiter, RateLimitExceeded, client_address
 from redis_server import RedisServer
 
@@ -93,6 +94,42 @@ def test_login_limit_per_username_with_exact_headers() -> None:
         assert headers["Content-Type"] == "text/plain; charset=utf-8"
         assert body == "429 Too Many Requests: 5/minute exceeded; retry in 60 s\n"
         assert client.post("/login", form={"username": "bob"})[0] == 200  # another key
+
+
+def test_several_policies_name_the_one_the_core_reports(store_url: str) -> None:
+    # Issue 12: 5 hits, then one 1.5 s later. The 1-second window has restarted (9 left) and the 2-second one has 4
+    # left: the decision reports the 2-second policy (policy_index 1), and the RateLimit field names it.
+    clock = ratewarden.TestClock(1_702_080_000_000_000)
+    app = make_app(RATEWARDEN_STORE=ratewarden.Store(store_url, test_clock=clock))
+    limiter = RateLimiter(app)
+
+    @app.get("/search")
+    @limiter.limit("10/second; 10 per 2 seconds")
+    def search() -> str:
+        return "ok"
+
+    with serve(app) as client:
+        fields = [client.get("/search")[1]["RateLimit"] for _ in range(5)]
+        assert fields == [f'"search-1";r={r};t=1' for r in (9, 8, 7, 6, 5)]  # ties: the first policy
+        clock.now_us += 1_500_000
+        status, headers, _ = client.get("/search")
+        assert status == 200
+        assert headers["RateLimit-Policy"] == '"search-1";q=10;w=1, "search-2";q=10;w=2'
+        assert headers["RateLimit"] == '"search-2";r=4;t=1'
+
+
+def test_header_styles() -> None:
+    for style, expected in [
+        ("draft-7", {"RateLimit-Policy": "5;w=60", "RateLimit": "limit=5, remaining=4, reset=60"}),
+        ("draft-6", {"RateLimit-Policy": "5;w=60", "RateLimit-Limit": "5", "RateLimit-Remaining": "4",
+                     "RateLimit-Reset": "60"}),
+        (False, {}),
+    ]:
+        app, _ = login_app(RATEWARDEN_HEADERS=style)
+        with serve(app) as client:
+            _, headers, _ = client.post("/login", form={"username": "alice"})
+            got = {k: v for k, v in headers.items() if k.lower().startswith(("ratelimit", "x-ratelimit"))}
+            assert got == expected, style
 
 
 def test_legacy_headers() -> None:
@@ -228,15 +265,26 @@ def test_client_address_behind_proxies() -> None:
         assert client.get("/whoami")[2] == "127.0.0.1"  # did not come through the proxies
         forged = {"X-Forwarded-For": "6.6.6.6, 203.0.113.9, 10.0.0.2"}
         assert client.get("/whoami", headers=forged)[2] == "203.0.113.9"
-        v6 = {"X-Forwarded-For": "2001:db8:1:2:3:4:5:6, 10.0.0.2"}
-        assert client.get("/whoami", headers=v6)[2] == "2001:db8:1:2::/64"
+        v6 = {"X-Forwarded-For": "2001:db8:1:2ff:3:4:5:6, 10.0.0.2"}
+        assert client.get("/whoami", headers=v6)[2] == "2001:db8:1:200::/56"
+        mapped = {"X-Forwarded-For": "::ffff:203.0.113.9, 10.0.0.2"}
+        assert client.get("/whoami", headers=mapped)[2] == "203.0.113.9"
+    app.config["RATEWARDEN_IPV6_SUBNET"] = 64
+    with serve(app) as client:
+        assert client.get("/whoami", headers=v6)[2] == "2001:db8:1:2ff::/64"
 
 
 @pytest.mark.parametrize(
     "on_store_error, expected",
-    [("allow", (200, None)), ("deny", (429, "1")), ("raise", (500, None))],
+    [
+        ("allow", (200, None, '"login";r=5;t=0')),  # the core's fail-open decision: the full quota
+        ("deny", (429, "1", '"login";r=0;t=1')),  # its fail-closed one: min(period, 1 s)
+        ("raise", (500, None, None)),
+    ],
 )
-def test_store_failure(own_redis: RedisServer, on_store_error: str, expected: Tuple[int, Optional[str]]) -> None:
+def test_store_failure(
+    own_redis: RedisServer, on_store_error: str, expected: Tuple[int, Optional[str], Optional[str]]
+) -> None:
     app, _ = login_app(
         RATEWARDEN_STORE=own_redis.url + "?timeout=200ms&connect_timeout=200ms",
         RATEWARDEN_ON_STORE_ERROR=on_store_error,
@@ -246,8 +294,7 @@ def test_store_failure(own_redis: RedisServer, on_store_error: str, expected: Tu
         assert status == 200 and headers["RateLimit"] == '"login";r=4;t=60'
         own_redis.kill()
         status, headers, _ = client.post("/login", form={"username": "alice"})
-        assert (status, headers.get("Retry-After")) == expected
-        assert "RateLimit" not in headers  # the store could not say
+        assert (status, headers.get("Retry-After"), headers.get("RateLimit")) == expected
 
 
 def test_default_is_fail_open(own_redis: RedisServer) -> None:
@@ -285,3 +332,9 @@ def test_init_app_and_bad_configuration() -> None:
         RateLimiter(make_app(RATEWARDEN_DEFAULT="1/fortnight"))
     with pytest.raises(ValueError):
         limiter.limit("often")
+    with pytest.raises(ValueError, match="on_store_error"):
+        limiter.limit("1/minute", on_store_error="maybe")
+    with pytest.raises(ValueError, match="RATEWARDEN_HEADERS"):
+        RateLimiter(make_app(RATEWARDEN_HEADERS="draft-9"))
+    with pytest.raises(ValueError, match="RATEWARDEN_IPV6_SUBNET must be an integer between 8 and 128"):
+        RateLimiter(make_app(RATEWARDEN_IPV6_SUBNET=200))

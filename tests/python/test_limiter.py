@@ -32,7 +32,28 @@ def test_decision_equality_and_construction() -> None:
     a = ratewarden.Decision(allowed=True, limit=5, remaining=4, reset_after_us=60_000_000, retry_after_us=0, used=1)
     b = ratewarden.Decision(allowed=True, limit=5, remaining=4, reset_after_us=60_000_000, retry_after_us=0, used=1)
     assert a == b and hash(a) == hash(b) and a != "a"
-    assert repr(a) == "Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, used=1)"
+    assert a.policy_index == 0  # optional in the constructor
+    assert repr(a) == (
+        "Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, used=1, policy_index=0)"
+    )
+    # Every field counts, policy_index too: the same numbers from another policy are another answer.
+    c = ratewarden.Decision(
+        allowed=True, limit=5, remaining=4, reset_after_us=60_000_000, retry_after_us=0, used=1, policy_index=1
+    )
+    assert c != a and c.policy_index == 1 and repr(c).endswith("policy_index=1)")
+
+
+def test_decision_names_the_policy_it_reports(store_url: str) -> None:
+    clock = ratewarden.TestClock(1_702_080_000_000_000)
+    limiter = ratewarden.Limiter(
+        "10/second; 10 per 2 seconds", ratewarden.Store(store_url, test_clock=clock), prefix="policy-index"
+    )
+    limiter.reset("k")
+    assert [limiter.hit("k").policy_index for _ in range(5)] == [0] * 5  # a tie: the first policy
+    clock.now_us += 1_500_000  # the 1-second window restarted (9 left), the 2-second one has 4 left
+    d = limiter.hit("k")
+    assert (d.allowed, d.limit, d.remaining, d.policy_index) == (True, 10, 4, 1)
+    assert [x.policy_index for x in limiter.hit_many(["k", "other"])] == [1, 0]
 
 
 def test_peek_reset_and_cost(store_url: str) -> None:
@@ -89,15 +110,21 @@ def test_every_algorithm_of_the_core_is_accepted() -> None:
         assert ratewarden.Limiter("1/s", "memory://", algorithm=name).algorithm == name
 
 
-def test_same_url_shares_one_store_and_state() -> None:
+def test_store_sharing_by_url(redis: RedisServer) -> None:
+    # A memory:// URL opens a store of the limiter's own; one Store given to several limiters is shared.
     a = ratewarden.Limiter("1/minute", "memory://?max_keys=1000")
     b = ratewarden.Limiter("1/minute", "memory://?max_keys=1000")
-    assert a.store is b.store
-    assert a.hit("shared") and not b.hit("shared")
-    c = ratewarden.Limiter("1/minute", "memory://?max_keys=1000", prefix="apart")
-    assert c.hit("shared")
-    explicit = ratewarden.Store("memory://")
-    assert ratewarden.Limiter("1/minute", explicit).store is explicit
+    assert a.store is not b.store
+    assert a.hit("k") and b.hit("k")
+    store = ratewarden.Store("memory://")
+    c, d = ratewarden.Limiter("1/minute", store), ratewarden.Limiter("1/minute", store)
+    assert c.store is store and c.hit("k") and not d.hit("k")
+    # A network URL names a server: limiters on the same URL string get one Store (one connection pool).
+    e = ratewarden.Limiter("1/minute", redis.url, prefix="by-url")
+    f = ratewarden.Limiter("1/minute", redis.url, prefix="by-url")
+    assert e.store is f.store is ratewarden.open_store(redis.url)
+    e.reset("k")
+    assert e.hit("k") and not f.hit("k")
 
 
 def test_two_processes_share_a_redis_limit(redis: RedisServer) -> None:

@@ -3,12 +3,12 @@
 >>> import ratewarden
 >>> login = ratewarden.Limiter("5/minute")               # memory:// by default; "redis://host:6379" to share
 >>> login.hit("alice")
-Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, used=1)
+Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, used=1, policy_index=0)
 """
 
 from ._errors import Error, InvalidArgumentError, StoreError
 from ._limiter import Limiter, open_store
-from ._native import Decision, Policy, Store, version
+from ._native import Decision, Policy, Store, TestClock, version
 
 __version__: str = version()
 
@@ -20,6 +20,7 @@ __all__ = [
     "Policy",
     "Store",
     "StoreError",
+    "TestClock",
     "__version__",
     "open_store",
 ]

@@ -19,14 +19,17 @@ _stores_lock = threading.Lock()
 
 
 def open_store(url: str) -> Store:
-    """The store for ``url`` (``memory://...``, ``redis://...``), shared by every limiter opened on the same URL
-    while one of them is alive: limiters with the same store, prefix and policy share their counts, in one process as
-    across processes on Redis, and a Redis URL gets one connection pool, not one per limiter."""
+    """The store of ``url``. A URL of a shared store (``redis://...``, ``redis+cluster://...``) names a server: every
+    call with the same URL string returns the same ``Store`` while something uses it, so the limiters on it share one
+    connection pool. ``memory://...`` names no place: each call opens a new, empty store (as Node's
+    ``new Limiter({store: 'memory://'})`` does). Limiters that must share a memory store's counts are given one
+    ``Store``. Either way, opening by URL never changes what is counted."""
     with _stores_lock:
         store = _stores.get(url)
         if store is None:
             store = Store(url)
-            _stores[url] = store
+            if store.shared:  # held weakly: closed once no limiter uses it
+                _stores[url] = store
         return store
 
 

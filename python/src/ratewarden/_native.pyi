@@ -11,7 +11,15 @@ def algorithms() -> List[str]: ...
 
 class Decision:
     def __init__(
-        self, *, allowed: bool, limit: int, remaining: int, reset_after_us: int, retry_after_us: int, used: int
+        self,
+        *,
+        allowed: bool,
+        limit: int,
+        remaining: int,
+        reset_after_us: int,
+        retry_after_us: int,
+        used: int,
+        policy_index: int = 0,
     ) -> None: ...
     @property
     def allowed(self) -> bool: ...
@@ -25,6 +33,8 @@ class Decision:
     def reset_after_us(self) -> int: ...
     @property
     def retry_after_us(self) -> int: ...
+    @property
+    def policy_index(self) -> int: ...
     @property
     def reset_after(self) -> float: ...
     @property
@@ -50,7 +60,7 @@ class Policy:
     def capacity(self) -> int: ...
 
 class Store:
-    def __init__(self, url: str) -> None: ...
+    def __init__(self, url: str, *, test_clock: Optional["TestClock"] = None) -> None: ...
     @property
     def url(self) -> str: ...
     @property
@@ -91,12 +101,11 @@ class Limiter:
     @property
     def on_store_error(self) -> str: ...
 
-class ManualClock:
-    """Test only: a clock that moves when ``now_us`` is set."""
+class TestClock:
+    """Tests only: a clock in microseconds that moves when ``now_us`` is set, for ``Store(url, test_clock=...)``."""
 
     def __init__(self, start_us: int) -> None: ...
     now_us: int
-    def store(self, url: str) -> Store: ...
 
 class Completions:
     """The answers of one event loop's asynchronous calls (private: use Limiter.ahit & co)."""

@@ -8,14 +8,15 @@
 
 A refused request raises :class:`RateLimitExceeded` (a ``werkzeug.exceptions.TooManyRequests``): 429, a short text
 body and ``Retry-After`` in whole seconds, rounded up. Limited responses carry ``RateLimit-Policy`` and ``RateLimit``
-(IETF draft, Structured Field lists) and, with ``RATEWARDEN_LEGACY_HEADERS``, ``X-RateLimit-Limit/-Remaining/-Reset``.
-The configuration keys and the defaults are in docs/python.md.
+(IETF draft, Structured Field lists) and, with ``RATEWARDEN_LEGACY_HEADERS``, ``X-RateLimit-Limit/-Remaining/-Reset``:
+the fields come from ratewarden._headers, shared in form with Node's Express middleware. The configuration keys and
+the defaults are in docs/python.md.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import logging
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, TypeVar, Union
@@ -23,10 +24,11 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Tup
 from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import BadRequest, TooManyRequests
 
-from ._errors import InvalidArgumentError, StoreError
-from ._headers import ceil_seconds, legacy_fields, policy_item, ratelimit_item, sf_string
+from ._client_key import DEFAULT_IPV6_SUBNET, check_ipv6_subnet, client_key
+from ._errors import InvalidArgumentError
+from ._headers import STYLES, Quota, Report, ceil_seconds, rate_limit_fields, sf_string
 from ._limiter import Limiter, open_store
-from ._native import Decision, Policy, Store
+from ._native import Decision, Store
 
 __all__ = ["RateLimitExceeded", "RateLimitKeyError", "RateLimiter", "client_address"]
 
@@ -37,8 +39,6 @@ log = logging.getLogger("ratewarden.flask")
 
 STORE_ERROR_CHOICES = ("allow", "deny", "raise")
 KEY_ERROR_CHOICES = ("reject", "skip", "raise")
-# A fail-closed refusal asks the client to come back soon: the store may be back by then.
-FAIL_CLOSED_RETRY_S = 1
 
 
 def client_address() -> str:
@@ -47,30 +47,27 @@ def client_address() -> str:
     With ``RATEWARDEN_PROXY_COUNT = N`` (the number of reverse proxies in front of the app, each appending to
     X-Forwarded-For), it is the address the outermost of them saw: the Nth X-Forwarded-For value from the right,
     which a client cannot forge; a request that did not cross N proxies uses the peer address. IPv6 addresses are
-    reduced to their /64 network, which one client usually owns whole.
+    reduced to their network of ``RATEWARDEN_IPV6_SUBNET`` bits (default 56, which one client usually owns whole),
+    IPv4-mapped ones to their IPv4 address.
     """
     address = request.remote_addr or ""
-    proxies = current_app.config.get("RATEWARDEN_PROXY_COUNT", 0)
+    config = current_app.config
+    proxies = config.get("RATEWARDEN_PROXY_COUNT", 0)
     if proxies:
         hops = [v.strip() for v in ",".join(request.headers.getlist("X-Forwarded-For")).split(",") if v.strip()]
         if len(hops) >= proxies:
             address = hops[-proxies]
-    if ":" in address:
-        try:
-            return str(ipaddress.IPv6Network(address + "/64", strict=False).network_address) + "/64"
-        except ValueError:
-            pass
-    return address
+    return client_key(address, config.get("RATEWARDEN_IPV6_SUBNET", DEFAULT_IPV6_SUBNET))
 
 
 class RateLimitExceeded(TooManyRequests):
     """429 Too Many Requests with ``Retry-After``; register an error handler for it (or for 429) to customise.
 
-    ``decision`` is the core's refusal (``None`` when the store failed and the limit fails closed); ``policy`` is
-    the refused limit's policy string.
+    ``decision`` is the core's refusal (with ``on_store_error="deny"``, also when the store failed); ``policy`` is the
+    refused limit's policy string.
     """
 
-    def __init__(self, policy: str, decision: Optional[Decision], retry_after_s: int) -> None:
+    def __init__(self, policy: str, decision: Decision, retry_after_s: int) -> None:
         super().__init__(description=f"{policy} exceeded; retry in {retry_after_s} s", retry_after=retry_after_s)
         self.policy = policy
         self.decision = decision
@@ -110,28 +107,12 @@ class _LimitSpec:
 
 @dataclass(eq=False)
 class _Check:
-    """A limit bound to one app and one endpoint: its core limiter, key scope and header names."""
+    """A limit bound to one app and one endpoint: its core limiter, key scope and its policies' names."""
 
     spec: _LimitSpec
     limiter: Limiter
     scope: str
-    sf_names: List[str]  # one Structured Field name per policy of the limiter
-    policies: List[Policy]  # the limiter's, read once
-
-    def reported_name(self, decision: Decision) -> str:
-        """The name of the policy whose decision the core reported (the one with that capacity; on a tie, the
-        first whose period covers the reset time)."""
-        if len(self.policies) > 1:
-            for name, p in zip(self.sf_names, self.policies):
-                if p.capacity == decision.limit and decision.reset_after_us <= p.period_us:
-                    return name
-        return self.sf_names[0]
-
-
-@dataclass(eq=False)
-class _Route:
-    checks: List[_Check]
-    policy_field: str  # RateLimit-Policy, the same on every response of the route
+    quotas: List[Quota]  # one per policy of the limiter, in its order: what decision.policy_index indexes
 
 
 @dataclass(eq=False)
@@ -145,11 +126,11 @@ class _AppState:
     prefix: Optional[str]
     on_store_error: str
     on_key_error: str
-    headers: bool
+    headers: Optional[str]  # one of STYLES, or None
     legacy_headers: bool
     default_key: KeyFunc
     default_spec: Optional[_LimitSpec] = None
-    routes: Dict[str, _Route] = field(default_factory=dict)
+    routes: Dict[str, List[_Check]] = field(default_factory=dict)
     limiters: Dict[int, Limiter] = field(default_factory=dict)  # by id() of a _LimitSpec, which the registry keeps
 
 
@@ -177,15 +158,24 @@ def _choice(name: str, value: str, choices: Iterable[str]) -> str:
     return value
 
 
+def _header_style(value: Union[bool, str]) -> Optional[str]:
+    """RATEWARDEN_HEADERS: a style, or a truth value as before styles existed (true: the newest draft's form)."""
+    if not isinstance(value, str):
+        return "draft-8" if value else None
+    return _choice("RATEWARDEN_HEADERS", value, STYLES)
+
+
 class RateLimiter:
     """The Flask extension. ``RateLimiter(app)`` or ``RateLimiter()`` then ``init_app(app)``.
 
-    Arguments are defaults that the app's ``RATEWARDEN_*`` configuration overrides: ``store`` (URL, default
-    ``"memory://"``), ``default`` (a policy applied to every route without its own limits, each route counted
-    apart), ``key`` (the key function, default :func:`client_address`), ``algorithm``, ``prefix``,
-    ``on_store_error`` (``"allow"`` = fail open, the default; ``"deny"`` = fail closed; ``"raise"``),
-    ``on_key_error`` (``"reject"`` = 400, the default; ``"skip"`` the limit; ``"raise"``), ``headers`` (RateLimit
-    fields, default on), ``legacy_headers`` (X-RateLimit-*, default off).
+    Arguments are defaults that the app's ``RATEWARDEN_*`` configuration overrides: ``store`` (a URL, default
+    ``"memory://"``, or a ``Store``), ``default`` (a policy applied to every route without its own limits, each
+    route counted apart), ``key`` (the key function, default :func:`client_address`), ``algorithm``, ``prefix``,
+    ``on_store_error`` (``"allow"`` = fail open, the default; ``"deny"`` = fail closed; ``"raise"``: passed to the
+    core's Limiter), ``on_key_error`` (``"reject"`` = 400, the default; ``"skip"`` the limit; ``"raise"``),
+    ``headers`` (``"draft-8"`` or True, the default; ``"draft-7"``, ``"draft-6"``; False for none),
+    ``legacy_headers`` (X-RateLimit-*, default off), ``ipv6_subnet`` (the prefix length of IPv6 client keys,
+    default 56).
     """
 
     def __init__(
@@ -194,13 +184,14 @@ class RateLimiter:
         *,
         key: KeyFunc = client_address,
         default: Optional[str] = None,
-        store: str = "memory://",
+        store: Union[str, Store] = "memory://",
         algorithm: str = "fixed_window",
         prefix: Optional[str] = None,
         on_store_error: str = "allow",
         on_key_error: str = "reject",
-        headers: bool = True,
+        headers: Union[bool, str] = True,
         legacy_headers: bool = False,
+        ipv6_subnet: int = DEFAULT_IPV6_SUBNET,
     ) -> None:
         self._defaults: Dict[str, Any] = {
             "RATEWARDEN_ENABLED": True,
@@ -213,6 +204,7 @@ class RateLimiter:
             "RATEWARDEN_HEADERS": headers,
             "RATEWARDEN_LEGACY_HEADERS": legacy_headers,
             "RATEWARDEN_PROXY_COUNT": 0,
+            "RATEWARDEN_IPV6_SUBNET": ipv6_subnet,
         }
         self._key = key
         self._limits: Dict[str, List[_LimitSpec]] = {}  # by the view's qualified name, in declaration order
@@ -226,9 +218,11 @@ class RateLimiter:
         config = app.config
         for name, value in self._defaults.items():
             config.setdefault(name, value)
+        check_ipv6_subnet("RATEWARDEN_IPV6_SUBNET", config["RATEWARDEN_IPV6_SUBNET"])
+        store = config["RATEWARDEN_STORE"]
         state = _AppState(
             enabled=bool(config["RATEWARDEN_ENABLED"]),
-            store=open_store(config["RATEWARDEN_STORE"]),
+            store=store if isinstance(store, Store) else open_store(store),
             default=config["RATEWARDEN_DEFAULT"],
             algorithm=config["RATEWARDEN_ALGORITHM"],
             prefix=config["RATEWARDEN_PREFIX"],
@@ -236,7 +230,7 @@ class RateLimiter:
                 "RATEWARDEN_ON_STORE_ERROR", config["RATEWARDEN_ON_STORE_ERROR"], STORE_ERROR_CHOICES
             ),
             on_key_error=_choice("RATEWARDEN_ON_KEY_ERROR", config["RATEWARDEN_ON_KEY_ERROR"], KEY_ERROR_CHOICES),
-            headers=bool(config["RATEWARDEN_HEADERS"]),
+            headers=_header_style(config["RATEWARDEN_HEADERS"]),
             legacy_headers=bool(config["RATEWARDEN_LEGACY_HEADERS"]),
             default_key=self._key,
         )
@@ -308,9 +302,8 @@ class RateLimiter:
         on_store_error: Optional[str],
     ) -> _LimitSpec:
         # Bad arguments fail at import time, where the decorator is written, not on the first request.
-        Limiter(policy, "memory://", algorithm=algorithm or "fixed_window", burst=burst)
-        if on_store_error is not None:
-            _choice("on_store_error", on_store_error, STORE_ERROR_CHOICES)
+        Limiter(policy, "memory://", algorithm=algorithm or "fixed_window", burst=burst,
+                on_store_error=on_store_error or "raise")
         if scope is not None:
             sf_string(scope)
         return _LimitSpec(
@@ -329,23 +322,22 @@ class RateLimiter:
         for state in self._states:
             state.routes.clear()
 
-    def _route(self, app: Flask, state: _AppState, endpoint: str) -> _Route:
-        """The limits of ``endpoint`` bound to the app's store, with their header names (cached per endpoint)."""
+    def _route(self, app: Flask, state: _AppState, endpoint: str) -> List[_Check]:
+        """The limits of ``endpoint`` bound to the app's store, with their policies' names (cached per endpoint)."""
         view = app.view_functions.get(endpoint)
         specs: List[_LimitSpec] = []
         if view is not None and _qualified_name(view) not in self._exempt:
             specs = self._limits.get(_qualified_name(view)) or ([state.default_spec] if state.default_spec else [])
         limiters = [self._bind(state, spec) for spec in specs]
-        policies = [limiter.policies for limiter in limiters]
-        names = iter(_distinct([spec.name or endpoint for spec, ps in zip(specs, policies) for _ in ps]))
+        names = iter(_distinct([spec.name or endpoint for spec, l in zip(specs, limiters) for _ in l.policies]))
         checks: List[_Check] = []
-        items: List[str] = []
-        for spec, limiter, ps in zip(specs, limiters, policies):
-            sf_names = [sf_string(next(names)) for _ in ps]
-            items += [policy_item(n, p) for n, p in zip(sf_names, ps)]
-            checks.append(_Check(spec, limiter, spec.scope or endpoint, sf_names, ps))
-        route = state.routes[endpoint] = _Route(checks, ", ".join(items))
-        return route
+        for spec, limiter in zip(specs, limiters):
+            quotas = [Quota(next(names), p.limit, p.period_us) for p in limiter.policies]
+            for q in quotas:
+                sf_string(q.name)  # an endpoint name that no header can carry fails here, not in every response
+            checks.append(_Check(spec, limiter, spec.scope or endpoint, quotas))
+        state.routes[endpoint] = checks
+        return checks
 
     @staticmethod
     def _bind(state: _AppState, spec: _LimitSpec) -> Limiter:
@@ -357,7 +349,7 @@ class RateLimiter:
                 algorithm=spec.algorithm or state.algorithm,
                 burst=spec.burst,
                 prefix=state.prefix,
-                on_store_error="raise",  # the extension logs the failure, then applies on_store_error itself
+                on_store_error=spec.on_store_error or state.on_store_error,  # the core decides what a failure gives
             )
         return limiter
 
@@ -365,27 +357,25 @@ class RateLimiter:
         endpoint = request.endpoint
         if not state.enabled or endpoint is None:
             return
-        route = state.routes.get(endpoint) or self._route(app, state, endpoint)
-        if not route.checks:
+        checks = state.routes.get(endpoint) or self._route(app, state, endpoint)
+        if not checks:
             return
-        decisions: List[Tuple[_Check, Decision]] = []
-        g._ratewarden = (route, decisions)
-        for check in route.checks:
+        decisions: Dict[_Check, Decision] = {}
+        g._ratewarden = (checks, decisions)
+        for check in checks:
             spec = check.spec
             if spec.methods is not None and request.method not in spec.methods:
                 continue
             key = self._key_of(state, check)
             if key is None:
                 continue
+            # A store failure is the core's to answer (on_store_error): a decision, or StoreError with "raise".
             try:
                 decision = check.limiter.hit(key, spec.cost() if callable(spec.cost) else spec.cost)
-            except StoreError as error:
-                self._store_failed(state, check, error)
-                continue
             except InvalidArgumentError as error:  # a key from the request that the store cannot hold (too long)
                 self._key_failed(state, check, error)
                 continue
-            decisions.append((check, decision))
+            decisions[check] = decision
             if not decision.allowed:
                 raise RateLimitExceeded(spec.policy, decision, ceil_seconds(decision.retry_after_us))
 
@@ -417,28 +407,15 @@ class RateLimiter:
             return
         raise RateLimitKeyError("the rate limit key could not be determined") from error
 
-    def _store_failed(self, state: _AppState, check: _Check, error: StoreError) -> None:
-        policy = check.spec.on_store_error or state.on_store_error
-        if policy == "raise":
-            raise error
-        log.warning("rate limit %s: store failed (%s); %s", check.spec.policy, error,
-                    "request allowed" if policy == "allow" else "request refused")
-        if policy == "deny":
-            raise RateLimitExceeded(check.spec.policy, None, FAIL_CLOSED_RETRY_S) from error
-
-    def _add_headers(self, state: _AppState, response: Response) -> Response:
-        checked: Optional[Tuple[_Route, List[Tuple[_Check, Decision]]]] = g.pop("_ratewarden", None)
-        if checked is None or not checked[1]:
+    @staticmethod
+    def _add_headers(state: _AppState, response: Response) -> Response:
+        checked: Optional[Tuple[List[_Check], Dict[_Check, Decision]]] = g.pop("_ratewarden", None)
+        if checked is None:
             return response
-        route, decisions = checked
+        checks, decisions = checked
+        reports = [Report(c.quotas, decisions.get(c)) for c in checks]
         headers = response.headers
-        if state.headers:
-            headers["RateLimit-Policy"] = route.policy_field
-            headers["RateLimit"] = ", ".join(ratelimit_item(c.reported_name(d), d) for c, d in decisions)
-        last = decisions[-1][1]
-        if state.legacy_headers:
-            shown = last if not last.allowed else min((d for _, d in decisions), key=lambda d: d.remaining)
-            headers.update(legacy_fields(shown))
-        if not last.allowed and "Retry-After" not in headers:  # an app's own 429 handler dropped it
-            headers["Retry-After"] = str(ceil_seconds(last.retry_after_us))
+        for name, value in rate_limit_fields(reports, state.headers, state.legacy_headers, time.time_ns() // 1000):
+            if name != "Retry-After" or name not in headers:  # an app's own 429 handler may say otherwise
+                headers[name] = value
         return response

@@ -7,7 +7,7 @@ async function api(): Promise<void> {
   const limiter = new ratewarden.Limiter({ policy: '100/minute', store: 'redis://127.0.0.1:6379', onStoreError: 'allow' });
   const d: ratewarden.Decision = await limiter.hit('user:1', { cost: 2 });
   const allowed: boolean = d.allowed;
-  const wait: number = d.retryAfterMs + d.resetAfterMs + d.remaining + d.limit + d.used;
+  const wait: number = d.retryAfterMs + d.resetAfterMs + d.remaining + d.limit + d.used + d.policyIndex;
   await limiter.hit(Buffer.from('binary'));
   const many: ratewarden.Decision[] = await limiter.hitMany(['a', 'b']);
   const nothing: void = await limiter.reset('a');
@@ -16,6 +16,7 @@ async function api(): Promise<void> {
   const clock = new ratewarden.TestClock(1_000_000);
   clock.nowUs += 5;
   const store = new ratewarden.Store('memory://', { testClock: clock });
+  const kinds: boolean[] = [store.inMemory, store.shared];
   const rates: readonly ratewarden.Rate[] = new ratewarden.Limiter({ policy: '1/s', store }).policies;
   try {
     await limiter.hit('');
@@ -23,7 +24,7 @@ async function api(): Promise<void> {
     const code: ratewarden.ErrorCode = (e as ratewarden.RatewardenError).code;
     if (code === ratewarden.codes.STORE_TIMEOUT) console.log('timeout');
   }
-  console.log(allowed, wait, many, nothing, peeked, sync, rates, ratewarden.version);
+  console.log(allowed, wait, many, nothing, peeked, sync, rates, kinds, ratewarden.version);
 
   // @ts-expect-error the policy is required
   new ratewarden.Limiter({});
