@@ -216,26 +216,33 @@ void ClusterClient::on_done(RedisRequest& r) {
   switch (redirect.kind) {
     case Redirection::moved:
       slots_[static_cast<size_t>(request->slot)] = target;
-      dispatch(request);
+      // A slot that has just moved: until every node has heard, they may send the call back and forth.
+      if (attempt >= 2)
+        retry_later(request, attempt - 2);
+      else
+        dispatch(request);
       return;
     case Redirection::ask:
       // This one command goes to the importing node, announced by ASKING on the same connection.
       request->asking = true;
       target->send(request);
       return;
-    case Redirection::try_again: {
-      // A multi-key call during a slot migration, its keys split between two nodes for a moment.
-      delayed_.insert(request);
-      std::shared_ptr<bool> alive = alive_;
-      loop_.run_at(loop_.now_us() + 1000 * (int64_t{1} << std::min(attempt, 5)), [this, alive, request] {
-        if (!*alive || delayed_.erase(request) == 0) return;
-        dispatch(request);
-      });
+    case Redirection::try_again:  // a multi-key call during a slot migration, its keys split between two nodes
+      retry_later(request, attempt);
       return;
-    }
     case Redirection::none:
       return;
   }
+}
+
+// Sends the request again after 1, 2, 4 ... 32 ms (within its deadline: dispatch checks it).
+void ClusterClient::retry_later(RedisRequest* request, int attempt) {
+  delayed_.insert(request);
+  std::shared_ptr<bool> alive = alive_;
+  loop_.run_at(loop_.now_us() + 1000 * (int64_t{1} << std::min(attempt, 5)), [this, alive, request] {
+    if (!*alive || delayed_.erase(request) == 0) return;
+    dispatch(request);
+  });
 }
 
 void ClusterClient::complete(RedisRequest* request) {

@@ -33,6 +33,7 @@ class ClusterClient final : public RedisClient, public RequestOwner, public Dead
   class IdsReader;
 
   void dispatch(RedisRequest* request);
+  void retry_later(RedisRequest* request, int attempt);
   void complete(RedisRequest* request);
   // The node at host:port (a Unix socket's path and 0 for a Unix cluster), made on first use.
   RedisNode& node_at(const std::string& host, int port);
