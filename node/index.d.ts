@@ -86,7 +86,10 @@ export interface StoreOptions {
 }
 
 export declare class Store {
-  /** "memory://[?max_keys=N&shards=N]", "redis://[user:password@]host:port[/db][?timeout=1s&pool=4&prefix=rw]". */
+  /**
+   * "memory://[?max_keys=N&shards=N]", "redis://[user:password@]host:port[/db][?timeout=250ms&pool=4&prefix=rw]",
+   * "rediss://..." (TLS), "redis+unix:///path", "redis+cluster://host:port,...".
+   */
   constructor(url?: string, options?: StoreOptions);
   /** True for a store that never waits on I/O (the memory store): its calls complete synchronously. */
   readonly inMemory: boolean;
