@@ -91,7 +91,7 @@ std::vector<Policy> make_policies(const std::vector<Rate>& rates, const PolicyOp
     if (p.period_us < 1000 || p.period_us > kMaxPeriodUs || p.period_us % 1000 != 0)
       throw InvalidArgument("period must be a whole number of milliseconds between 1 ms and 3650 days");
     p.burst = p.uses_burst() ? options.burst.value_or(p.limit) : 0;
-    p.buckets = p.uses_buckets() ? options.buckets.value_or(kDefaultBuckets) : 0;
+    p.buckets = p.uses_buckets() ? static_cast<int32_t>(options.buckets.value_or(kDefaultBuckets)) : 0;
     if (p.uses_burst() && p.burst > kMaxToleranceUs / p.interval_us())
       throw InvalidArgument("burst x period / limit is too large for " + describe(p) + " (at most 2^50 µs)");
     if (p.uses_buckets() && p.bucket_width_us() > kMaxBucketWidthUs)

@@ -18,10 +18,9 @@ function oneOf(name, value, allowed) {
   }
 }
 
-function positiveInteger(name, value) {
-  if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1)) {
-    throw invalidArgument(`${name} must be an integer >= 1, got ${show(value)}`);
-  }
+// Its range is the core's to check, with the same message in every language.
+function integer(name, value) {
+  if (value !== undefined && !Number.isSafeInteger(value)) throw invalidArgument(`${name} must be an integer, got ${show(value)}`);
 }
 
 function limiterOptions(options) {
@@ -35,8 +34,8 @@ function limiterOptions(options) {
     throw invalidArgument(`policy must be a string such as "100/minute" or "10/second; 1000/hour", got ${show(policy)}`);
   }
   oneOf('algorithm', algorithm, ALGORITHMS);
-  positiveInteger('burst', burst);
-  positiveInteger('buckets', buckets);
+  integer('burst', burst);
+  integer('buckets', buckets);
   if (prefix !== undefined && typeof prefix !== 'string') throw invalidArgument(`prefix must be a string, got ${show(prefix)}`);
   oneOf('onStoreError', onStoreError, ON_STORE_ERROR);
   return { policy, store, native: { algorithm, burst, buckets, prefix, onStoreError } };

@@ -34,10 +34,7 @@ ratewarden::LimiterOptions limiter_options(const Napi::Value& value) {
   Napi::Object options = value.ToObject();
   if (auto a = string_option(options, "algorithm")) o.algorithm = ratewarden::parse_algorithm(*a);
   o.burst = int_option(options, "burst");
-  if (auto b = int_option(options, "buckets")) {
-    if (*b < 1 || *b > ratewarden::kMaxBuckets) throw ratewarden::InvalidArgument("buckets must be between 1 and 1000");
-    o.buckets = static_cast<int32_t>(*b);
-  }
+  o.buckets = int_option(options, "buckets");
   o.prefix = string_option(options, "prefix");
   if (auto e = string_option(options, "onStoreError")) o.on_store_error = ratewarden::parse_on_store_error(*e);
   return o;

@@ -27,12 +27,7 @@ LimiterOptions limiter_options(py::handle algorithm, py::handle burst, py::handl
   LimiterOptions o;
   o.algorithm = parse_algorithm(to_string(algorithm, "algorithm"));
   o.burst = to_optional_int64(burst, "burst");
-  if (auto n = to_optional_int64(buckets, "buckets")) {
-    if (*n < 1 || *n > kMaxBuckets)
-      throw InvalidArgument("buckets must be between 1 and " + std::to_string(kMaxBuckets) + ", got " +
-                            std::to_string(*n));
-    o.buckets = static_cast<int32_t>(*n);
-  }
+  o.buckets = to_optional_int64(buckets, "buckets");
   o.prefix = to_optional_string(prefix, "prefix");
   o.on_store_error = parse_on_store_error(to_string(on_store_error, "on_store_error"));
   return o;

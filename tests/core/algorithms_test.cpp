@@ -12,7 +12,7 @@ namespace {
 constexpr int64_t kS = 1000000;
 constexpr int64_t kT0 = 1702080000000000;
 
-Policy policy(const char* text, Algorithm a, std::optional<int64_t> burst = {}, std::optional<int32_t> buckets = {}) {
+Policy policy(const char* text, Algorithm a, std::optional<int64_t> burst = {}, std::optional<int64_t> buckets = {}) {
   return make_policies(parse_rates(text), {a, burst, buckets})[0];
 }
 

@@ -26,7 +26,7 @@ inline constexpr size_t kMaxKeyBytes = 4096;
 struct LimiterOptions {
   Algorithm algorithm = Algorithm::fixed_window;
   std::optional<int64_t> burst;
-  std::optional<int32_t> buckets;
+  std::optional<int64_t> buckets;  // checked by the core (bindings pass what they are given)
   std::optional<std::string> prefix;  // default: the store's key_prefix() ("rw")
   OnStoreError on_store_error = OnStoreError::raise;
 };

@@ -89,7 +89,7 @@ struct Policy {
 struct PolicyOptions {
   Algorithm algorithm = Algorithm::fixed_window;
   std::optional<int64_t> burst;    // token_bucket / gcra only; needs a single rate
-  std::optional<int32_t> buckets;  // sliding_window only
+  std::optional<int64_t> buckets;  // sliding_window only; 1 to kMaxBuckets
 };
 
 // Validates every value against docs/algorithms.md's bounds; throws InvalidArgument naming the bad one.
