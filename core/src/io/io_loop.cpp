@@ -76,27 +76,13 @@ void IoLoop::post(Task task) {
     wake = !awake_;
     awake_ = true;
   }
-  if (wake) {
-    const uint64_t one = 1;
-    ssize_t n = ::write(wake_fd_, &one, sizeof one);
-    (void)n;  // the counter cannot overflow in practice; a failed write leaves it already readable
-  }
+  if (wake) wake_up();
 }
 
-void IoLoop::post(std::vector<Task>& tasks) {
-  bool wake;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (Task& t : tasks) posted_.push_back(std::move(t));
-    wake = !awake_;
-    awake_ = true;
-  }
-  tasks.clear();
-  if (wake) {
-    const uint64_t one = 1;
-    ssize_t n = ::write(wake_fd_, &one, sizeof one);
-    (void)n;
-  }
+void IoLoop::wake_up() {
+  const uint64_t one = 1;
+  ssize_t n = ::write(wake_fd_, &one, sizeof one);
+  (void)n;  // the counter cannot overflow in practice; a failed write leaves it already readable
 }
 
 void IoLoop::watch(int fd, uint32_t events, IoHandler* handler) {
@@ -158,11 +144,7 @@ bool IoLoop::drive(const std::function<void()>& start, const std::function<bool(
     wake = wake || !posted_.empty();
     awake_ = wake;
   }
-  if (wake) {
-    const uint64_t one = 1;
-    ssize_t n = ::write(wake_fd_, &one, sizeof one);
-    (void)n;
-  }
+  if (wake) wake_up();
   return true;
 }
 

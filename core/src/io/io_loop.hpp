@@ -45,9 +45,8 @@ class IoLoop {
   // Whether the calling thread is running the loop: the I/O thread, or a caller driving it (drive()).
   static bool on_loop_thread();
 
-  // Thread-safe: runs the tasks on the loop thread, in order, soon.
+  // Thread-safe: runs the task on the loop thread, after the ones posted before it, soon.
   void post(Task task);
-  void post(std::vector<Task>& tasks);
 
   // For a synchronous call: if the I/O thread is asleep (no turn under way), the calling thread takes the loop over,
   // runs `start` (which makes the call) and then turns of the loop until `done()` — the call's own round trip with
@@ -75,6 +74,7 @@ class IoLoop {
   void run();
   void turn(std::unique_lock<std::mutex>* token);
   void finish_turn();
+  void wake_up();  // makes epoll_wait return
   int64_t next_deadline() const;
 
   int epoll_fd_ = -1;

@@ -73,42 +73,42 @@ ClientHolder::Generation* ClientHolder::current() {
   return seen;  // not null: current_ only ever moves to a newer generation
 }
 
-void ClientHolder::submit(std::vector<RedisRequest*> requests) {
+// The requests of a closed store fail at once; on the I/O thread (a call made from a completion) they are routed
+// now and leave with this turn's output. Returns the client to post them to otherwise, or null.
+RedisClient* ClientHolder::dispatch_now(RedisRequest* const* requests, size_t n, IoLoop*& loop) {
   if (closed_.load(std::memory_order_acquire)) {
-    for (RedisRequest* r : requests) {
-      r->fail(ErrorCode::store_unavailable, closed_message_);
-      r->owner->on_done(*r);
+    for (size_t i = 0; i < n; ++i) {
+      requests[i]->fail(ErrorCode::store_unavailable, closed_message_);
+      requests[i]->owner->on_done(*requests[i]);
     }
-    return;
+    return nullptr;
   }
   Generation* g = current();
-  RedisClient* client = g->client;
-  if (IoLoop::on_loop_thread()) {  // a call made from a completion: routed now, it leaves with this turn's output
-    for (RedisRequest* r : requests) client->route(r);
-    return;
+  if (IoLoop::on_loop_thread()) {
+    for (size_t i = 0; i < n; ++i) g->client->route(requests[i]);
+    return nullptr;
   }
-  g->loop->post([client, requests = std::move(requests)] {
+  loop = g->loop;
+  return g->client;
+}
+
+void ClientHolder::submit(std::vector<RedisRequest*> requests) {
+  IoLoop* loop = nullptr;
+  RedisClient* client = dispatch_now(requests.data(), requests.size(), loop);
+  if (client == nullptr) return;
+  loop->post([client, requests = std::move(requests)] {
     for (RedisRequest* r : requests) client->route(r);
   });
 }
 
 void ClientHolder::submit(RedisRequest* request) {
-  if (closed_.load(std::memory_order_acquire)) {
-    request->fail(ErrorCode::store_unavailable, closed_message_);
-    request->owner->on_done(*request);
-    return;
-  }
-  Generation* g = current();
-  RedisClient* client = g->client;
-  if (IoLoop::on_loop_thread()) {
-    client->route(request);
-    return;
-  }
-  g->loop->post([client, request] { client->route(request); });
+  IoLoop* loop = nullptr;
+  RedisClient* client = dispatch_now(&request, 1, loop);
+  if (client != nullptr) loop->post([client, request] { client->route(request); });
 }
 
-Exchange* Exchange::for_decision(size_t n, DecisionCallback done) {
-  auto* e = new Exchange(n);
+Exchange* Exchange::for_decision(DecisionCallback done) {
+  auto* e = new Exchange(1);
   e->one_ = std::move(done);
   return e;
 }

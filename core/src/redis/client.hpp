@@ -48,6 +48,7 @@ class ClientHolder {
     RedisClient* client;
   };
   Generation* current();
+  RedisClient* dispatch_now(RedisRequest* const* requests, size_t n, IoLoop*& loop);
 
   Factory factory_;
   std::atomic<Generation*> current_{nullptr};
@@ -61,7 +62,7 @@ class Exchange final : public RequestOwner {
   // Reads a request's reply into a decision; throws StoreError for an error or anything unexpected.
   using Reader = Decision (*)(const RedisRequest& request, const std::string& name);
 
-  static Exchange* for_decision(size_t n, DecisionCallback done);
+  static Exchange* for_decision(DecisionCallback done);
   static Exchange* for_decisions(size_t n, DecisionsCallback done);
   // A command whose answer is only "done": a reply of `reply_type` (REDIS_REPLY_INTEGER for DEL, _STATUS for PING).
   static Exchange* for_done(DoneCallback done, int reply_type);

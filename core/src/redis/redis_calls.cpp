@@ -18,7 +18,7 @@ void RedisCalls::submit(std::unique_ptr<Exchange> exchange) {
 }
 
 void RedisCalls::decide(const StoreCall& call, DecisionCallback done) {
-  std::unique_ptr<Exchange> e(Exchange::for_decision(1, std::move(done)));
+  std::unique_ptr<Exchange> e(Exchange::for_decision(std::move(done)));
   build_script_call(e->request(0), call, script_now(clock_));
   if (by_slot_) e->request(0).slot = key_slot(call.keys[0]);
   submit(std::move(e));
