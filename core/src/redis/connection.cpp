@@ -355,7 +355,7 @@ void RedisConnection::read_replies() {
                endpoint_.name + ": " + (n == 0 ? "the server closed the connection" : std::strerror(errno)));
       return;
     }
-    heard_us_ = loop_.now_us();
+    heard_us_ = read_us_ = loop_.now_us();
     redisReaderFeed(reader_, buf, static_cast<size_t>(n));
     if (static_cast<size_t>(n) < sizeof buf && (ssl_ == nullptr || SSL_pending(ssl_) == 0)) break;
   }
@@ -436,9 +436,15 @@ void RedisConnection::expire(int64_t now_us) {
   // a timeout; the connection stays, and drops their replies when they come.
   // Told after the scan: a callback may send a new request on this very connection.
   std::vector<RedisRequest*> late;
+  bool silent = false;
   for (RedisRequest*& r : waiting_) {
     if (r == nullptr) continue;
     if (r->deadline_us > now_us) break;
+    // Nothing at all came back since this call was made: the server is silent, not busy.
+    if (read_us_ < r->deadline_us - endpoint_.timeout_us) {
+      silent = true;
+      break;
+    }
     late.push_back(r);
     r = nullptr;
   }
@@ -446,6 +452,7 @@ void RedisConnection::expire(int64_t now_us) {
     r->fail(ErrorCode::store_timeout, endpoint_.name + ": no reply within the timeout (the server is busy)");
     listener_.on_failure(r, false, false);
   }
+  if (silent) fail_all(ErrorCode::store_timeout, endpoint_.name + ": no reply within the timeout");
   // Not sent yet (still connecting): only the ones out of time fail.
   while (!queued_.empty() && queued_.front()->deadline_us <= now_us) {
     RedisRequest* r = queued_.front();

@@ -86,6 +86,7 @@ class RedisConnection final : public IoHandler, public Flushable {
   int64_t connect_deadline_us_ = 0;
   bool used_ = false;                  // has answered a request since it connected
   int64_t heard_us_ = 0;               // when the server last sent something, or was last asked with nothing due
+  int64_t read_us_ = 0;                // when the server last sent something
   uint64_t attempt_ = 0;               // tells a late name resolution from the current one
   bool dirty_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for a name resolution that outlives this
