@@ -109,6 +109,15 @@ typedef int64_t (*rw_clock_fn)(void *user_data);
 RW_EXPORT int rw_store_open_with_clock(const char *url, rw_clock_fn now_us, void *user_data, rw_store_t **store,
                                        char **errmsg);
 
+/* What a store can tell about itself at once (no round trip). Network stores keep their keys on the server and
+ * report zeros. */
+typedef struct rw_store_stats_t {
+  int64_t keys;      /* states held now (one per key and policy; expired ones until they are dropped) */
+  int64_t max_keys;  /* the bound on states held (memory://?max_keys=N); 0 when the store has none */
+  int64_t evictions; /* live states dropped to stay within max_keys since the store opened (size it up if > 0) */
+} rw_store_stats_t;
+RW_EXPORT int rw_store_stats(const rw_store_t *store, rw_store_stats_t *stats, char **errmsg);
+
 /* ---- Limiter options -------------------------------------------------------------------------------------- */
 
 typedef struct rw_options_t rw_options_t;

@@ -277,6 +277,15 @@ int rw_store_open_with_clock(const char* url, rw_clock_fn now_us, void* user_dat
 
 void rw_store_close(rw_store_t* store) { delete store; }
 
+int rw_store_stats(const rw_store_t* store, rw_store_stats_t* stats, char** errmsg) {
+  if (store == nullptr) return null_argument(errmsg, "store");
+  if (stats == nullptr) return null_argument(errmsg, "stats");
+  return guarded(errmsg, [&] {
+    const ratewarden::StoreStats s = store->rep->stats();
+    *stats = rw_store_stats_t{s.keys, s.max_keys, s.evictions};
+  });
+}
+
 rw_options_t* rw_options_create(void) {
   rw_options_t* options = new (std::nothrow) rw_options_t;
   return options != nullptr ? options : &out_of_memory_options;

@@ -40,6 +40,7 @@ struct alignas(64) MemoryStore::Shard {
   List lru;  // most recently charged first
   std::unordered_map<std::string_view, List::iterator> index;
   size_t capacity = 0;
+  int64_t evictions = 0;  // live entries dropped for room
   int64_t min_expiry_us = std::numeric_limits<int64_t>::max();  // no entry expires before this
 
   // The live node of `key`, or lru.end(). An expired node is dropped: it equals an absent key.
@@ -72,7 +73,10 @@ struct alignas(64) MemoryStore::Shard {
   // Expired entries go first; only when none has expired does the least recently charged one go.
   void make_room(int64_t now) {
     if (lru.back().expires_at_us > now && min_expiry_us <= now) sweep(now);
-    if (lru.size() >= capacity) erase(std::prev(lru.end()));
+    if (lru.size() >= capacity) {
+      erase(std::prev(lru.end()));
+      ++evictions;
+    }
   }
 
   void sweep(int64_t now) {
@@ -186,6 +190,17 @@ int64_t MemoryStore::size() const {
     total += static_cast<int64_t>(shards_[i].lru.size());
   }
   return total;
+}
+
+StoreStats MemoryStore::stats() const {
+  StoreStats s;
+  s.max_keys = options_.max_keys;
+  for (size_t i = 0; i <= shard_mask_; ++i) {
+    std::lock_guard<std::mutex> lock(shards_[i].mu);
+    s.keys += static_cast<int64_t>(shards_[i].lru.size());
+    s.evictions += shards_[i].evictions;
+  }
+  return s;
 }
 
 void MemoryStore::sweep() {

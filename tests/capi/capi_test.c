@@ -486,6 +486,33 @@ static void test_store_failures(int port) {
   rw_store_close(live);
 }
 
+/* The memory store counts what it holds and the live states it had to drop; Redis reports zeros. */
+static void test_store_stats(const char *redis_url) {
+  start_phase("store stats");
+  rw_store_t *store = open_store("memory://?max_keys=64");
+  rw_limiter_t *limiter = make_limiter(store, "1/hour", "fixed_window");
+  rw_store_stats_t s;
+  CHECK(rw_store_stats(store, &s, NULL) == RW_OK);
+  CHECK(s.keys == 0 && s.max_keys == 64 && s.evictions == 0);
+  char key[32];
+  for (int i = 0; i < 100; ++i) {
+    snprintf(key, sizeof key, "k%d", i);
+    CHECK(hit(limiter, key, 1).allowed);
+  }
+  CHECK(rw_store_stats(store, &s, NULL) == RW_OK);
+  CHECK(s.keys == 64 && s.max_keys == 64 && s.evictions == 36);
+  char *err = NULL;
+  int st = rw_store_stats(store, NULL, &err);
+  expect_error(st, err, RW_ERR_INVALID_ARGUMENT, "stats is NULL");
+  rw_limiter_destroy(limiter);
+  rw_store_close(store);
+
+  store = open_store(redis_url);
+  CHECK(rw_store_stats(store, &s, NULL) == RW_OK);
+  CHECK(s.keys == 0 && s.max_keys == 0 && s.evictions == 0);
+  rw_store_close(store);
+}
+
 int main(void) {
   test_version_and_status();
   test_misuse();
@@ -498,6 +525,7 @@ int main(void) {
   test_operations(redis->url, "capi");
   test_policy_index(redis->url, "capi-v2");
   test_store_failures(redis->port);
+  test_store_stats(redis->url);
   stop_redis(redis);
 
   printf("%d passed, 0 failed\n", atomic_load(&checks));

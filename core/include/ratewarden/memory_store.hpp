@@ -26,6 +26,7 @@ class MemoryStore final : public InProcessStore {
   Decision decide(const StoreCall& call) override;
   void reset(const std::string* keys, size_t count, std::string_view tag) override;
   std::string describe() const override;
+  StoreStats stats() const override;
 
   // Entries currently held (expired ones included until they are swept).
   int64_t size() const;

@@ -58,6 +58,14 @@ using DecisionsCallback = std::function<void(const Decision* decisions, const st
 // Null on success.
 using DoneCallback = std::function<void(const Error* error)>;
 
+// What a store can tell about itself at once, without a round trip. Network stores keep their keys on the server
+// and report zeros.
+struct StoreStats {
+  int64_t keys = 0;       // states held now (one per key and policy; expired ones until they are dropped)
+  int64_t max_keys = 0;   // the bound on states held; 0 when the store has none
+  int64_t evictions = 0;  // live states dropped to stay within max_keys since the store opened (size it up if > 0)
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -83,6 +91,7 @@ class Store {
   virtual void close() = 0;
 
   virtual StoreTraits traits() const = 0;
+  virtual StoreStats stats() const { return {}; }
   // The store's URL with any password masked: safe to log.
   virtual std::string describe() const = 0;
 
