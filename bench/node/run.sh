@@ -5,10 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-scripts/setup.sh
-export npm_config_nodedir=/usr
-[ -f build-node/Release/ratewarden.node ] && [ -d node_modules/rate-limiter-flexible ] || \
-  npm ci --foreground-scripts --no-progress >/dev/null
+source bench/node/setup.sh
 
 free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 dir=$(mktemp -d)

@@ -9,13 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-scripts/setup.sh
-venv=build-python/bench-venv
-[ -x "$venv/bin/python" ] || "${PYTHON:-python3}" -m venv "$venv"
-"$venv/bin/python" -m pip install -q --upgrade pip
-"$venv/bin/python" -m pip install -q "limits[redis]" Flask-Limiter gunicorn flask
-"$venv/bin/python" -m pip install -q --force-reinstall .
-"$venv/bin/python" -m pip list 2>/dev/null | grep -iE "^(ratewarden|limits|flask|flask-limiter|gunicorn|redis) "
+source bench/python/venv.sh
 
 dir=$(mktemp -d)
 port=$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
