@@ -1,28 +1,28 @@
-// memory:// — lock-striped shards, each an LRU list indexed by a hash map; entries expire lazily and are swept when
-// a shard needs room, so memory stays bounded by max_keys whatever the key distribution.
+// memory:// — lock-striped shards (memory/shard.hpp) under one global bound. Keys are placed by a keyed hash of
+// the user key (SipHash-1-3 with a random key per store), so clients cannot aim keys at one shard or probe chain.
 #include "ratewarden/memory_store.hpp"
 
-#include <algorithm>
-#include <limits>
-#include <list>
-#include <mutex>
+#include <cstring>
 #include <string>
-#include <unordered_map>
+#include <thread>
+#include <vector>
 
+#include "memory/fast_clock.hpp"
+#include "memory/shard.hpp"
+#include "memory/siphash.hpp"
 #include "ratewarden/algorithms.hpp"
 #include "ratewarden/errors.hpp"
 
 namespace ratewarden {
-namespace {
 
-struct Node {
-  std::string key;
-  AlgorithmState state;
-  int64_t expires_at_us;
-};
+using memory::Entry;
+using memory::Shard;
+
+namespace {
 
 constexpr size_t kDefaultShards = 256;
 constexpr size_t kMinKeysPerShard = 64;
+constexpr int kTryLockSpins = 64;
 
 size_t round_up_pow2(size_t n) {
   size_t p = 1;
@@ -30,152 +30,200 @@ size_t round_up_pow2(size_t n) {
   return p;
 }
 
+// A storage key's slot hash: the keyed hash of its user key, told apart from the other policies and limiters on
+// the same user key by the key's last 8 bytes (its policy, chosen by the application, never by the client).
+uint64_t entry_hash(uint64_t tag_hash, const std::string& key) {
+  uint64_t tail = 0;
+  const size_t n = key.size() < 8 ? key.size() : 8;
+  std::memcpy(&tail, key.data() + key.size() - n, n);
+  tail *= 0x9E3779B97F4A7C15ULL;
+  return tag_hash ^ tail ^ (tail >> 29);
+}
+
+bool try_lock(std::mutex& mu) {
+  for (int i = 0; i < kTryLockSpins; ++i)
+    if (mu.try_lock()) return true;
+  return false;
+}
+
 }  // namespace
 
-// Each shard sits on its own cache lines so that threads working on different shards do not slow each other.
-struct alignas(64) MemoryStore::Shard {
-  using List = std::list<Node>;
-
-  std::mutex mu;
-  List lru;  // most recently charged first
-  std::unordered_map<std::string_view, List::iterator> index;
-  size_t capacity = 0;
-  int64_t evictions = 0;  // live entries dropped for room
-  int64_t min_expiry_us = std::numeric_limits<int64_t>::max();  // no entry expires before this
-
-  // The live node of `key`, or lru.end(). An expired node is dropped: it equals an absent key.
-  List::iterator find(std::string_view key, int64_t now) {
-    auto it = index.find(key);
-    if (it == index.end()) return lru.end();
-    if (it->second->expires_at_us > now) return it->second;
-    erase(it->second);
-    return lru.end();
-  }
-
-  void erase(List::iterator node) {
-    index.erase(std::string_view(node->key));
-    lru.erase(node);
-  }
-
-  void touch(List::iterator node) {
-    if (node != lru.begin()) lru.splice(lru.begin(), lru, node);
-  }
-
-  void note_expiry(int64_t expires_at) { min_expiry_us = std::min(min_expiry_us, expires_at); }
-
-  void insert(std::string_view key, AlgorithmState&& state, int64_t expires_at, int64_t now) {
-    if (lru.size() >= capacity) make_room(now);
-    lru.push_front(Node{std::string(key), std::move(state), expires_at});
-    index.emplace(std::string_view(lru.front().key), lru.begin());
-    note_expiry(expires_at);
-  }
-
-  // Expired entries go first; only when none has expired does the least recently charged one go.
-  void make_room(int64_t now) {
-    if (lru.back().expires_at_us > now && min_expiry_us <= now) sweep(now);
-    if (lru.size() >= capacity) {
-      erase(std::prev(lru.end()));
-      ++evictions;
-    }
-  }
-
-  void sweep(int64_t now) {
-    int64_t next = std::numeric_limits<int64_t>::max();
-    for (auto it = lru.begin(); it != lru.end();) {
-      auto cur = it++;
-      if (cur->expires_at_us <= now)
-        erase(cur);
-      else
-        next = std::min(next, cur->expires_at_us);
-    }
-    min_expiry_us = next;
-  }
-};
-
-MemoryStore::MemoryStore(MemoryStoreOptions options) : options_(std::move(options)) {
-  if (options_.max_keys < 1) throw InvalidArgument("max_keys must be at least 1");
+MemoryStore::MemoryStore(MemoryStoreOptions options)
+    : options_(std::move(options)),
+      own_clock_(!options_.clock),
+      sip_key_(new memory::SipKey(memory::random_sip_key())),
+      earliest_expiry_hint_(Shard::kNever) {
+  if (options_.max_keys < 1 || options_.max_keys > kMaxKeysLimit)
+    throw InvalidArgument("max_keys must be between 1 and " + std::to_string(kMaxKeysLimit));
   if (options_.shards < 0 || options_.shards > 65536) throw InvalidArgument("shards must be between 1 and 65536");
-  if (!options_.clock) options_.clock = monotonic_now_us;
   size_t shards = round_up_pow2(options_.shards == 0 ? kDefaultShards : static_cast<size_t>(options_.shards));
-  // Small bounds get fewer shards, so that a shard can hold enough keys for its LRU order to mean something.
+  // Small bounds get fewer shards, so that a shard's LRU order covers enough keys to mean something.
   while (shards > 1 && static_cast<int64_t>(shards * kMinKeysPerShard) > options_.max_keys) shards >>= 1;
   options_.shards = static_cast<int32_t>(shards);
   shards_.reset(new Shard[shards]);
   shard_mask_ = shards - 1;
-  // The per-shard bounds add up to max_keys exactly.
-  const size_t max_keys = static_cast<size_t>(options_.max_keys);
-  for (size_t i = 0; i < shards; ++i) shards_[i].capacity = max_keys / shards + (i < max_keys % shards ? 1 : 0);
 }
 
 MemoryStore::~MemoryStore() = default;
 
-MemoryStore::Shard& MemoryStore::shard_for(std::string_view tag) {
-  size_t h = std::hash<std::string_view>{}(tag);
-  return shards_[(h ^ (h >> 29)) & shard_mask_];
+Shard& MemoryStore::shard_for(uint64_t tag_hash) const { return shards_[(tag_hash >> 40) & shard_mask_]; }
+
+size_t MemoryStore::shard_of(std::string_view user_key) const {
+  return static_cast<size_t>(&shard_for(memory::siphash13(*sip_key_, user_key)) - shards_.get());
+}
+
+int64_t MemoryStore::now_in(Shard& shard) const {
+  if (!own_clock_) return options_.clock();
+  // Threads' clocks may differ by a fraction of a microsecond; a shard's time never goes back.
+  const int64_t now = memory::fast_now_us();
+  if (now > shard.last_now_us) shard.last_now_us = now;
+  return shard.last_now_us;
+}
+
+void MemoryStore::lower_hint(int64_t at_us) {
+  std::lock_guard<std::mutex> lock(hint_mu_);
+  if (at_us < earliest_expiry_hint_.load(std::memory_order_relaxed))
+    earliest_expiry_hint_.store(at_us, std::memory_order_relaxed);
+}
+
+bool MemoryStore::drop_expired_elsewhere(const Shard& own, int64_t now_us) {
+  const size_t start = static_cast<size_t>(&own - shards_.get());
+  bool skipped = false;
+  for (size_t i = 1; i <= shard_mask_; ++i) {
+    Shard& s = shards_[(start + i) & shard_mask_];
+    if (s.earliest_expiry_hint() > now_us) continue;
+    if (!try_lock(s.mu)) {
+      skipped = true;
+      continue;
+    }
+    const bool dropped = s.drop_one_expired(now_us);
+    s.mu.unlock();
+    if (dropped) return true;
+  }
+  if (!skipped) {
+    // Every shard said "later" (the hint was stale: expiries grew): raise the hint to what they say.
+    std::lock_guard<std::mutex> lock(hint_mu_);
+    int64_t earliest = Shard::kNever;
+    for (size_t i = 0; i <= shard_mask_; ++i) earliest = std::min(earliest, shards_[i].earliest_expiry_hint());
+    earliest_expiry_hint_.store(earliest, std::memory_order_relaxed);
+  }
+  return false;
+}
+
+void MemoryStore::make_room(Shard& own, int64_t now_us) {
+  // Reserve the new entry's place first, so that threads inserting at once never overshoot the bound together.
+  if (entries_.fetch_add(1, std::memory_order_relaxed) < options_.max_keys) return;
+  if (own.drop_one_expired(now_us) ||
+      (earliest_expiry_hint_.load(std::memory_order_relaxed) <= now_us && drop_expired_elsewhere(own, now_us))) {
+    entries_.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  // Every entry is live: the least recently used goes.
+  evictions_.fetch_add(1, std::memory_order_relaxed);
+  entries_.fetch_sub(1, std::memory_order_relaxed);
+  if (own.drop_least_recent()) return;
+  // This shard is empty (the others hold every entry, or will once the inserts they reserved are done): take one
+  // from another; their locks are held only for a call at a time.
+  if (shard_mask_ == 0) return;
+  const size_t start = static_cast<size_t>(&own - shards_.get());
+  for (size_t i = 1;; ++i) {
+    Shard& s = shards_[(start + i) & shard_mask_];
+    if (&s == &own) {
+      std::this_thread::yield();
+      continue;
+    }
+    if (!s.mu.try_lock()) continue;
+    const bool dropped = s.drop_least_recent();
+    s.mu.unlock();
+    if (dropped) return;
+  }
+}
+
+void MemoryStore::insert(Shard& shard, uint64_t hash, const std::string& key, AlgorithmState&& state,
+                         int64_t expires_at_us, int64_t now_us) {
+  make_room(shard, now_us);
+  if (shard.insert(hash, key, std::move(state), expires_at_us)) lower_hint(shard.earliest_expiry_hint());
+}
+
+// The common case, without the scratch space of several policies. One return of one named decision: the
+// algorithm writes straight into the caller's result.
+Decision MemoryStore::decide_one(Shard& shard, uint64_t tag_hash, int64_t now, const StoreCall& call) {
+  const bool hit = call.mode == Mode::hit;
+  const uint64_t hash = entry_hash(tag_hash, call.keys[0]);
+  Entry* entry = shard.find(hash, call.keys[0]);
+  const bool live = entry != nullptr && entry->expires_at_us > now;
+  AlgorithmState fresh;
+  if (!live) fresh = fresh_state(call.policies[0].algorithm);
+  // One policy decides alone (decide_all's one-policy case, without its copies).
+  Decision d;
+  const int64_t expires_at = evaluate(live ? entry->state : fresh, now, call.policies[0], call.cost, call.mode, d);
+  const bool charged = hit && d.allowed;
+  if (live || (entry != nullptr && charged)) {
+    if (!live) entry->state = std::move(fresh);  // an expired entry is reused as a new one
+    if (shard.set_expiry(entry, expires_at)) lower_hint(shard.earliest_expiry_hint());
+    if (hit) shard.touch(entry);  // a denial is a use too: a hammered key stays
+  } else if (charged) {
+    insert(shard, hash, call.keys[0], std::move(fresh), expires_at, now);
+  }
+  return d;
 }
 
 Decision MemoryStore::decide(const StoreCall& call) {
-  Shard& shard = shard_for(call.tag);
+  const uint64_t tag_hash = memory::siphash13(*sip_key_, call.tag);
+  Shard& shard = shard_for(tag_hash);
   std::lock_guard<std::mutex> lock(shard.mu);
   // Read inside the lock: time never goes back for the entries of one shard.
-  const int64_t now = options_.clock();
+  const int64_t now = now_in(shard);
+  const bool hit = call.mode == Mode::hit;
 
-  if (call.count == 1) {
-    // The common case, without the scratch space below.
-    auto node = shard.find(call.keys[0], now);
-    AlgorithmState fresh;
-    if (node == shard.lru.end()) fresh = fresh_state(call.policies[0].algorithm);
-    AlgorithmState* state = node != shard.lru.end() ? &node->state : &fresh;
-    int64_t expires_at = 0;
-    const Decision d = decide_all(call.policies, &state, 1, now, call.cost, call.mode, &expires_at);
-    const bool charged = call.mode == Mode::hit && d.allowed;
-    if (node != shard.lru.end()) {
-      node->expires_at_us = expires_at;
-      shard.note_expiry(expires_at);
-      if (charged) shard.touch(node);
-    } else if (charged) {
-      shard.insert(call.keys[0], std::move(fresh), expires_at, now);
-    }
-    return d;
-  }
+  if (call.count == 1) return decide_one(shard, tag_hash, now, call);
 
   // Scratch space kept per thread: a multi-policy call allocates nothing once the thread has made one.
-  thread_local std::vector<Shard::List::iterator> nodes;
+  thread_local std::vector<Entry*> entries;
+  thread_local std::vector<uint64_t> hashes;
   thread_local std::vector<AlgorithmState> fresh;
   thread_local std::vector<AlgorithmState*> states;
   thread_local std::vector<int64_t> expiries;
-  const auto none = shard.lru.end();
-  nodes.assign(call.count, none);
+  entries.resize(call.count);
+  hashes.resize(call.count);
   fresh.resize(call.count);
   states.resize(call.count);
   expiries.resize(call.count);
   for (size_t i = 0; i < call.count; ++i) {
-    nodes[i] = shard.find(call.keys[i], now);
-    if (nodes[i] == none) fresh[i] = fresh_state(call.policies[i].algorithm);
-    states[i] = nodes[i] != none ? &nodes[i]->state : &fresh[i];
+    hashes[i] = entry_hash(tag_hash, call.keys[i]);
+    Entry* entry = shard.find(hashes[i], call.keys[i]);
+    const bool live = entry != nullptr && entry->expires_at_us > now;
+    entries[i] = entry;
+    if (!live) fresh[i] = fresh_state(call.policies[i].algorithm);
+    states[i] = live ? &entry->state : &fresh[i];
   }
   const Decision d = decide_all(call.policies, states.data(), call.count, now, call.cost, call.mode, expiries.data());
-  const bool charged = call.mode == Mode::hit && d.allowed;
-  // Update and touch the stored nodes before inserting the new ones, so that making room never evicts them.
+  const bool charged = hit && d.allowed;
+  // Update and touch the stored entries before inserting the new ones, so that making room never evicts them.
   for (size_t i = 0; i < call.count; ++i) {
-    if (nodes[i] == none) continue;
-    nodes[i]->expires_at_us = expiries[i];
-    shard.note_expiry(expiries[i]);
-    if (charged) shard.touch(nodes[i]);
+    Entry* entry = entries[i];
+    const bool live = states[i] != &fresh[i];
+    if (entry == nullptr || (!live && !charged)) continue;
+    if (!live) entry->state = std::move(fresh[i]);
+    if (shard.set_expiry(entry, expiries[i])) lower_hint(shard.earliest_expiry_hint());
+    if (hit) shard.touch(entry);
   }
   if (charged) {
     for (size_t i = 0; i < call.count; ++i)
-      if (nodes[i] == none) shard.insert(call.keys[i], std::move(fresh[i]), expiries[i], now);
+      if (entries[i] == nullptr) insert(shard, hashes[i], call.keys[i], std::move(fresh[i]), expiries[i], now);
   }
   return d;
 }
 
 void MemoryStore::reset(const std::string* keys, size_t count, std::string_view tag) {
-  Shard& shard = shard_for(tag);
+  const uint64_t tag_hash = memory::siphash13(*sip_key_, tag);
+  Shard& shard = shard_for(tag_hash);
   std::lock_guard<std::mutex> lock(shard.mu);
   for (size_t i = 0; i < count; ++i) {
-    auto it = shard.index.find(keys[i]);
-    if (it != shard.index.end()) shard.erase(it->second);
+    Entry* entry = shard.find(entry_hash(tag_hash, keys[i]), keys[i]);
+    if (entry == nullptr) continue;
+    shard.erase(entry);
+    entries_.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 
@@ -183,30 +231,29 @@ std::string MemoryStore::describe() const {
   return "memory://?max_keys=" + std::to_string(options_.max_keys) + "&shards=" + std::to_string(options_.shards);
 }
 
+StoreStats MemoryStore::stats() const {
+  StoreStats s;
+  s.keys = size();
+  s.max_keys = options_.max_keys;
+  s.evictions = evictions_.load(std::memory_order_relaxed);
+  return s;
+}
+
 int64_t MemoryStore::size() const {
   int64_t total = 0;
   for (size_t i = 0; i <= shard_mask_; ++i) {
     std::lock_guard<std::mutex> lock(shards_[i].mu);
-    total += static_cast<int64_t>(shards_[i].lru.size());
+    total += static_cast<int64_t>(shards_[i].size());
   }
   return total;
 }
 
-StoreStats MemoryStore::stats() const {
-  StoreStats s;
-  s.max_keys = options_.max_keys;
-  for (size_t i = 0; i <= shard_mask_; ++i) {
-    std::lock_guard<std::mutex> lock(shards_[i].mu);
-    s.keys += static_cast<int64_t>(shards_[i].lru.size());
-    s.evictions += shards_[i].evictions;
-  }
-  return s;
-}
-
 void MemoryStore::sweep() {
   for (size_t i = 0; i <= shard_mask_; ++i) {
-    std::lock_guard<std::mutex> lock(shards_[i].mu);
-    shards_[i].sweep(options_.clock());
+    Shard& shard = shards_[i];
+    std::lock_guard<std::mutex> lock(shard.mu);
+    const int64_t now = now_in(shard);
+    while (shard.drop_one_expired(now)) entries_.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 

@@ -10,7 +10,7 @@ std::shared_ptr<Store> open_memory_url(Url& url, std::string_view text, Clock cl
     throw InvalidArgument("invalid store URL \"" + masked_url(text) +
                           "\": memory:// takes no host or path, only ?max_keys=N&shards=N");
   MemoryStoreOptions options;
-  options.max_keys = take_int(url, "max_keys", options.max_keys, 1, int64_t{1} << 40);
+  options.max_keys = take_int(url, "max_keys", options.max_keys, 1, MemoryStore::kMaxKeysLimit);
   options.shards = static_cast<int32_t>(take_int(url, "shards", 0, 1, 65536));
   options.clock = std::move(clock);
   reject_unknown_options(url, text);

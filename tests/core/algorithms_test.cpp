@@ -12,6 +12,19 @@ namespace {
 constexpr int64_t kS = 1000000;
 constexpr int64_t kT0 = 1702080000000000;
 
+// The algorithms write their decision in place and return the state's expiry; the tests look at both together.
+struct Outcome {
+  Decision decision;
+  int64_t expires_at_us = 0;
+};
+
+template <class Fn, class State>
+Outcome run(Fn algorithm, State& state, int64_t now, const Policy& p, int64_t cost, Mode mode) {
+  Outcome out;
+  out.expires_at_us = algorithm(state, now, p, cost, mode, out.decision);
+  return out;
+}
+
 Policy policy(const char* text, Algorithm a, std::optional<int64_t> burst = {}, std::optional<int64_t> buckets = {}) {
   return make_policies(parse_rates(text), {a, burst, buckets})[0];
 }
@@ -20,12 +33,12 @@ TEST(FixedWindow, WindowStartsAtFirstHit) {
   Policy p = policy("3/10s", Algorithm::fixed_window);
   FixedWindowState s;
   const int64_t t = kT0 + 1234567;
-  EXPECT_TRUE(fixed_window(s, t, p, 3, Mode::hit).decision.allowed);
-  Outcome denied = fixed_window(s, t + 9 * kS, p, 1, Mode::hit);
+  EXPECT_TRUE(run(fixed_window, s, t, p, 3, Mode::hit).decision.allowed);
+  Outcome denied = run(fixed_window, s, t + 9 * kS, p, 1, Mode::hit);
   EXPECT_FALSE(denied.decision.allowed);
   EXPECT_EQ(denied.decision.retry_after_us, kS);
   EXPECT_EQ(denied.expires_at_us, t + 10 * kS);
-  EXPECT_TRUE(fixed_window(s, t + 10 * kS, p, 1, Mode::hit).decision.allowed);
+  EXPECT_TRUE(run(fixed_window, s, t + 10 * kS, p, 1, Mode::hit).decision.allowed);
   EXPECT_EQ(s.start_us, t + 10 * kS);
 }
 
@@ -33,7 +46,7 @@ TEST(SlidingLog, HoldsAtMostLimitEntries) {
   Policy p = policy("5/1s", Algorithm::sliding_log);
   SlidingLogState s;
   for (int64_t i = 0; i < 10000; ++i) {
-    sliding_log(s, kT0 + i * 1000, p, 1, Mode::hit);
+    run(sliding_log, s, kT0 + i * 1000, p, 1, Mode::hit);
     ASSERT_LE(s.entries.size() - s.head, 5u);
     ASSERT_LE(s.entries.size(), 5u + 17u + 5u) << "storage is compacted";
   }
@@ -42,23 +55,23 @@ TEST(SlidingLog, HoldsAtMostLimitEntries) {
 TEST(SlidingWindow, OneBucketIsTheTwoWindowApproximation) {
   Policy p = policy("10/10s", Algorithm::sliding_window, {}, 1);
   SlidingWindowState s;
-  EXPECT_TRUE(sliding_window(s, kT0, p, 10, Mode::hit).decision.allowed);  // previous window: 10
+  EXPECT_TRUE(run(sliding_window, s, kT0, p, 10, Mode::hit).decision.allowed);  // previous window: 10
   // A quarter into the next window the previous one weighs 3/4: 7.5 -> 8 counted.
-  Outcome o = sliding_window(s, kT0 + 12500000, p, 1, Mode::peek);
+  Outcome o = run(sliding_window, s, kT0 + 12500000, p, 1, Mode::peek);
   EXPECT_EQ(o.decision.used, 8);
   EXPECT_EQ(o.decision.remaining, 2);
-  EXPECT_TRUE(sliding_window(s, kT0 + 12500000, p, 2, Mode::hit).decision.allowed);
-  EXPECT_FALSE(sliding_window(s, kT0 + 12500000, p, 1, Mode::hit).decision.allowed);
+  EXPECT_TRUE(run(sliding_window, s, kT0 + 12500000, p, 2, Mode::hit).decision.allowed);
+  EXPECT_FALSE(run(sliding_window, s, kT0 + 12500000, p, 1, Mode::hit).decision.allowed);
 }
 
 TEST(Gcra, BurstThenSteadyRate) {
   Policy p = policy("10/s", Algorithm::gcra, 3);
   GcraState s;
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(gcra(s, kT0, p, 1, Mode::hit).decision.allowed);
-  Outcome denied = gcra(s, kT0, p, 1, Mode::hit);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(run(gcra, s, kT0, p, 1, Mode::hit).decision.allowed);
+  Outcome denied = run(gcra, s, kT0, p, 1, Mode::hit);
   EXPECT_FALSE(denied.decision.allowed);
   EXPECT_EQ(denied.decision.retry_after_us, 100000);
-  EXPECT_TRUE(gcra(s, kT0 + 100000, p, 1, Mode::hit).decision.allowed);
+  EXPECT_TRUE(run(gcra, s, kT0 + 100000, p, 1, Mode::hit).decision.allowed);
 }
 
 // Random traffic against every algorithm: after each call the state is copied, and properties are checked on it.
@@ -82,8 +95,8 @@ TEST_P(Properties, HoldOverRandomTraffic) {
     const int64_t cost = std::uniform_int_distribution<int64_t>(1, p.capacity())(rng);
 
     AlgorithmState peeked = s;
-    Outcome peek = evaluate(peeked, now, p, cost, Mode::peek);
-    Outcome hit = evaluate(s, now, p, cost, Mode::hit);
+    Outcome peek = run(evaluate, peeked, now, p, cost, Mode::peek);
+    Outcome hit = run(evaluate, s, now, p, cost, Mode::hit);
     // A peek says what the hit decides.
     ASSERT_EQ(peek.decision.allowed, hit.decision.allowed);
     ASSERT_EQ(peek.decision.retry_after_us, hit.decision.retry_after_us);
@@ -97,14 +110,14 @@ TEST_P(Properties, HoldOverRandomTraffic) {
     }
     // A denied hit consumes nothing and changes no answer.
     AlgorithmState again = s;
-    ASSERT_EQ(evaluate(again, now, p, cost, Mode::peek).decision, peek.decision);
+    ASSERT_EQ(run(evaluate, again, now, p, cost, Mode::peek).decision, peek.decision);
     // Retrying at exactly now + retry_after is allowed; one microsecond earlier is not.
     const int64_t retry = hit.decision.retry_after_us;
     ASSERT_GT(retry, 0);
     AlgorithmState later = s;
-    ASSERT_TRUE(evaluate(later, now + retry, p, cost, Mode::peek).decision.allowed) << "i=" << i;
+    ASSERT_TRUE(run(evaluate, later, now + retry, p, cost, Mode::peek).decision.allowed) << "i=" << i;
     AlgorithmState early = s;
-    ASSERT_FALSE(evaluate(early, now + retry - 1, p, cost, Mode::peek).decision.allowed) << "i=" << i;
+    ASSERT_FALSE(run(evaluate, early, now + retry - 1, p, cost, Mode::peek).decision.allowed) << "i=" << i;
   }
 }
 
@@ -137,7 +150,7 @@ TEST(TokenBucketAndGcra, AdmitTheSameHits) {
       now += std::uniform_int_distribution<int64_t>(0, 600000)(rng);
       const int64_t cost = std::uniform_int_distribution<int64_t>(1, burst)(rng);
       const Mode mode = i % 5 == 0 ? Mode::peek : Mode::hit;
-      ASSERT_EQ(token_bucket(ts, now, tb, cost, mode).decision, gcra(gs, now, gc, cost, mode).decision) << i;
+      ASSERT_EQ(run(token_bucket, ts, now, tb, cost, mode).decision, run(gcra, gs, now, gc, cost, mode).decision) << i;
     }
   }
 }

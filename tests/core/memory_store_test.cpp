@@ -88,6 +88,68 @@ TEST(MemoryStore, EvictsTheLeastRecentlyChargedWhenNothingExpired) {
   EXPECT_EQ(limiter.peek("c").remaining, 1);
 }
 
+TEST(MemoryStore, ADenialIsAUse) {
+  ManualClock clock;
+  MemoryStoreOptions o;
+  o.clock = clock.clock();
+  o.max_keys = 3;
+  o.shards = 1;
+  auto store = std::make_shared<MemoryStore>(o);
+  Limiter limiter("1/hour", store);
+  limiter.hit("a");
+  limiter.hit("b");
+  limiter.hit("c");
+  EXPECT_FALSE(limiter.hit("a").allowed);  // denied, and now the most recently used
+  limiter.hit("d");                        // evicts b
+  EXPECT_EQ(limiter.peek("a").remaining, 0);
+  EXPECT_EQ(limiter.peek("b").remaining, 1);
+  EXPECT_EQ(store->stats().evictions, 1);
+}
+
+// A blocked client hammering its key while a flood of new keys churns the store keeps its block.
+TEST(MemoryStore, AHammeredBlockedKeyStaysThroughAFlood) {
+  ManualClock clock;
+  auto store = memory_store(clock, 1000);
+  Limiter limiter("1/hour", store);
+  ASSERT_TRUE(limiter.hit("victim").allowed);
+  for (int i = 0; i < 20000; ++i) {
+    limiter.hit("new" + std::to_string(i));
+    ASSERT_FALSE(limiter.hit("victim").allowed) << "forgotten after " << i << " new keys";
+  }
+  EXPECT_GT(store->stats().evictions, 18000);
+}
+
+// Expired entries make room before any live one goes, whichever shard holds them.
+TEST(MemoryStore, ExpiredEntriesOfAnyShardGoFirst) {
+  ManualClock clock;
+  auto store = memory_store(clock, 1024);
+  ASSERT_GT(store->shard_count(), 1u);
+  Limiter long_lived("1/hour", store), short_lived("1/s", store);
+  for (int i = 0; i < 512; ++i) long_lived.hit("old" + std::to_string(i));
+  for (int i = 0; i < 512; ++i) short_lived.hit("tmp" + std::to_string(i));
+  clock.advance(2 * kS);
+  for (int i = 0; i < 512; ++i) ASSERT_TRUE(long_lived.hit("new" + std::to_string(i)).allowed);
+  for (int i = 0; i < 512; ++i) EXPECT_FALSE(long_lived.hit("old" + std::to_string(i)).allowed) << i;
+  EXPECT_EQ(store->stats().evictions, 0);
+  EXPECT_EQ(store->stats().keys, 1024);
+}
+
+// Expiries that grow (GCRA's on every hit) are found where they are now, not where they were first placed.
+TEST(MemoryStore, GrowingExpiriesAreNotMistakenForExpired) {
+  ManualClock clock;
+  auto store = memory_store(clock, 100);
+  Limiter gcra("10/s", store, with_algorithm(Algorithm::gcra));
+  for (int i = 0; i < 100; ++i) gcra.hit("g" + std::to_string(i));  // each full again after 100 ms
+  for (int step = 0; step < 5; ++step) {
+    clock.advance(90000);
+    for (int i = 0; i < 100; ++i) gcra.hit("g" + std::to_string(i), 5);  // pushes each expiry 500 ms on
+  }
+  Limiter other("1/hour", store);
+  other.hit("newcomer");  // nothing has expired: one live entry must go
+  EXPECT_EQ(store->stats().evictions, 1);
+  EXPECT_EQ(store->stats().keys, 100);
+}
+
 TEST(MemoryStore, AClockBeforeItsOriginStillWorks) {
   ManualClock clock(-5500000);  // an injected clock may start anywhere
   Limiter limiter("3/s", memory_store(clock), with_algorithm(Algorithm::sliding_window));

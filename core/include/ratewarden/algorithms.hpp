@@ -3,8 +3,9 @@
 //
 // Each function first normalises the state at `now` (drops what has expired), then decides. For an allowed hit it
 // consumes `cost`; a denied hit and a peek leave the state as normalised. The caller validated `cost` (1 ..
-// policy.capacity()) and owns the clock. The returned expiry is the instant after which the state no longer
-// affects any decision; a store may drop it then (a state that is already expired equals an absent key).
+// policy.capacity()) and owns the clock. The decision is written to `decision` (in place: on the hot path it is the
+// caller's own return value, never a copy); the function returns the state's expiry, the instant after which the
+// state no longer affects any decision: a store may drop it then (a state already expired equals an absent key).
 #pragma once
 
 #include <cstddef>
@@ -17,16 +18,12 @@
 
 namespace ratewarden {
 
-struct Outcome {
-  Decision decision;
-  int64_t expires_at_us = 0;
-};
-
 struct FixedWindowState {
   int64_t count = 0;
   int64_t start_us = 0;
 };
-Outcome fixed_window(FixedWindowState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode);
+int64_t fixed_window(FixedWindowState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode,
+                Decision& decision);
 
 // The allowed hits, oldest first, as a queue that reuses its storage, and the running total of their costs: a call
 // costs O(1) amortised whatever the limit (each entry is dropped once; a denial reads only the entries its
@@ -40,14 +37,16 @@ struct SlidingLogState {
   size_t head = 0;  // entries before head have expired
   int64_t sum = 0;  // the costs of entries[head..]
 };
-Outcome sliding_log(SlidingLogState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode);
+int64_t sliding_log(SlidingLogState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode,
+                Decision& decision);
 
 // Counts of the last buckets + 1 clock-aligned buckets, newest last; bucket index of the newest.
 struct SlidingWindowState {
   std::vector<int64_t> counts;
   int64_t newest = 0;
 };
-Outcome sliding_window(SlidingWindowState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode);
+int64_t sliding_window(SlidingWindowState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode,
+                Decision& decision);
 
 // A new key starts full: `fresh` marks a state that was never charged.
 struct TokenBucketState {
@@ -55,12 +54,14 @@ struct TokenBucketState {
   int64_t last_us = 0;
   bool fresh = true;
 };
-Outcome token_bucket(TokenBucketState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode);
+int64_t token_bucket(TokenBucketState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode,
+                Decision& decision);
 
 struct GcraState {
   int64_t tat_us = 0;
 };
-Outcome gcra(GcraState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode);
+int64_t gcra(GcraState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode,
+                Decision& decision);
 
 namespace detail {
 template <class Void, class... States>
@@ -76,7 +77,8 @@ using AlgorithmState = detail::VariantOf<void RATEWARDEN_ALGORITHMS(RATEWARDEN_S
 // The state of an absent key of `algorithm`.
 AlgorithmState fresh_state(Algorithm algorithm);
 // Runs policy.algorithm's function on `state`, which must hold that algorithm's alternative.
-Outcome evaluate(AlgorithmState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode);
+int64_t evaluate(AlgorithmState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode,
+                Decision& decision);
 
 // Several policies on one key: the reported decision (docs/algorithms.md, "Several policies on one key"), with its
 // policy_index. `decisions` holds one decision per policy, all from the same mode.

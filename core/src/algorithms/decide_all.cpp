@@ -29,25 +29,21 @@ Decision decide_all(const Policy* policies, AlgorithmState* const* states, size_
                     Mode mode, int64_t* expires_at) {
   if (count == 1) {
     // One policy decides alone: a hit evaluates once.
-    Outcome out = evaluate(*states[0], now, policies[0], cost, mode);
-    expires_at[0] = out.expires_at_us;
-    return out.decision;
+    Decision d;
+    expires_at[0] = evaluate(*states[0], now, policies[0], cost, mode, d);
+    return d;
   }
   // Kept per thread: a call allocates nothing once its thread has made one as large.
   thread_local std::vector<Decision> decisions;
   decisions.resize(count);
   bool all_allowed = true;
   for (size_t i = 0; i < count; ++i) {
-    Outcome out = evaluate(*states[i], now, policies[i], cost, Mode::peek);
-    decisions[i] = out.decision;
-    expires_at[i] = out.expires_at_us;
-    all_allowed = all_allowed && out.decision.allowed;
+    expires_at[i] = evaluate(*states[i], now, policies[i], cost, Mode::peek, decisions[i]);
+    all_allowed = all_allowed && decisions[i].allowed;
   }
   if (mode == Mode::hit && all_allowed) {
     for (size_t i = 0; i < count; ++i) {
-      Outcome out = evaluate(*states[i], now, policies[i], cost, Mode::hit);
-      decisions[i] = out.decision;
-      expires_at[i] = out.expires_at_us;
+      expires_at[i] = evaluate(*states[i], now, policies[i], cost, Mode::hit, decisions[i]);
     }
   }
   return combine_decisions(decisions);

@@ -3,10 +3,9 @@
 
 namespace ratewarden {
 
-Outcome fixed_window(FixedWindowState& s, int64_t now, const Policy& p, int64_t cost, Mode mode) {
+int64_t fixed_window(FixedWindowState& s, int64_t now, const Policy& p, int64_t cost, Mode mode, Decision& d) {
   if (s.count <= 0 || now >= s.start_us + p.period_us) s = FixedWindowState{0, now};
-  Outcome out;
-  Decision& d = out.decision;
+  d = Decision{};
   d.limit = p.limit;
   d.allowed = s.count + cost <= p.limit;
   if (d.allowed && mode == Mode::hit) s.count += cost;
@@ -15,8 +14,7 @@ Outcome fixed_window(FixedWindowState& s, int64_t now, const Policy& p, int64_t 
   d.remaining = p.limit - s.count;
   d.reset_after_us = s.count > 0 ? window_left : 0;
   d.retry_after_us = d.allowed ? 0 : window_left;
-  out.expires_at_us = s.count > 0 ? s.start_us + p.period_us : now;
-  return out;
+  return s.count > 0 ? s.start_us + p.period_us : now;
 }
 
 }  // namespace ratewarden

@@ -5,14 +5,13 @@
 
 namespace ratewarden {
 
-Outcome gcra(GcraState& s, int64_t now, const Policy& p, int64_t cost, Mode mode) {
+int64_t gcra(GcraState& s, int64_t now, const Policy& p, int64_t cost, Mode mode, Decision& d) {
   const int64_t t = p.interval_us();
   const int64_t tau = p.burst * t;
   const int64_t tat = std::max(s.tat_us, now);
   const int64_t next = tat + cost * t;
 
-  Outcome out;
-  Decision& d = out.decision;
+  d = Decision{};
   d.limit = p.burst;
   d.allowed = next - now <= tau;
   s.tat_us = d.allowed && mode == Mode::hit ? next : tat;
@@ -20,8 +19,7 @@ Outcome gcra(GcraState& s, int64_t now, const Policy& p, int64_t cost, Mode mode
   d.used = p.burst - d.remaining;
   d.reset_after_us = s.tat_us - now;
   d.retry_after_us = d.allowed ? 0 : next - now - tau;
-  out.expires_at_us = s.tat_us;
-  return out;
+  return s.tat_us;
 }
 
 }  // namespace ratewarden

@@ -20,12 +20,11 @@ void drop_expired(SlidingLogState& s, int64_t now, int64_t period) {
 
 }  // namespace
 
-Outcome sliding_log(SlidingLogState& s, int64_t now, const Policy& p, int64_t cost, Mode mode) {
+int64_t sliding_log(SlidingLogState& s, int64_t now, const Policy& p, int64_t cost, Mode mode, Decision& d) {
   drop_expired(s, now, p.period_us);
   int64_t& sum = s.sum;
 
-  Outcome out;
-  Decision& d = out.decision;
+  d = Decision{};
   d.limit = p.limit;
   d.allowed = sum + cost <= p.limit;
   if (d.allowed && mode == Mode::hit) {
@@ -50,8 +49,7 @@ Outcome sliding_log(SlidingLogState& s, int64_t now, const Policy& p, int64_t co
   d.used = sum;
   d.remaining = p.limit - sum;
   d.reset_after_us = empty ? 0 : s.entries.back().at_us + p.period_us - now;
-  out.expires_at_us = now + d.reset_after_us;
-  return out;
+  return now + d.reset_after_us;
 }
 
 }  // namespace ratewarden

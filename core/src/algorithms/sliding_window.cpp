@@ -38,7 +38,7 @@ class Ring {
 
 }  // namespace
 
-Outcome sliding_window(SlidingWindowState& s, int64_t now, const Policy& p, int64_t cost, Mode mode) {
+int64_t sliding_window(SlidingWindowState& s, int64_t now, const Policy& p, int64_t cost, Mode mode, Decision& d) {
   const int64_t n = p.buckets;
   const int64_t w = p.bucket_width_us();
   Ring ring(s, n);
@@ -54,8 +54,7 @@ Outcome sliding_window(SlidingWindowState& s, int64_t now, const Policy& p, int6
   const int64_t weight = 1000 - e * 1000 / w;
   int64_t estimate = full + ceil_div(old * weight, 1000);
 
-  Outcome out;
-  Decision& d = out.decision;
+  d = Decision{};
   d.limit = p.limit;
   d.allowed = estimate + cost <= p.limit;
   if (d.allowed && mode == Mode::hit) {
@@ -86,8 +85,7 @@ Outcome sliding_window(SlidingWindowState& s, int64_t now, const Policy& p, int6
   d.used = estimate;
   d.remaining = std::max<int64_t>(0, p.limit - estimate);
   d.reset_after_us = newest_counted ? (*newest_counted + n + 1) * w - now : 0;
-  out.expires_at_us = now + d.reset_after_us;
-  return out;
+  return now + d.reset_after_us;
 }
 
 }  // namespace ratewarden

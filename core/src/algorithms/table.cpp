@@ -14,11 +14,11 @@ AlgorithmState fresh_state(Algorithm algorithm) {
   throw Error(ErrorCode::internal, "unknown algorithm");
 }
 
-Outcome evaluate(AlgorithmState& state, int64_t now, const Policy& p, int64_t cost, Mode mode) {
+int64_t evaluate(AlgorithmState& state, int64_t now, const Policy& p, int64_t cost, Mode mode, Decision& decision) {
   // The storage key names the algorithm, so a stored state always holds that algorithm's alternative.
   switch (p.algorithm) {
 #define RATEWARDEN_EVALUATE(name, State, option) \
-  case Algorithm::name: return name(std::get<State>(state), now, p, cost, mode);
+  case Algorithm::name: return name(std::get<State>(state), now, p, cost, mode, decision);
     RATEWARDEN_ALGORITHMS(RATEWARDEN_EVALUATE)
 #undef RATEWARDEN_EVALUATE
   }

@@ -5,7 +5,7 @@
 
 namespace ratewarden {
 
-Outcome token_bucket(TokenBucketState& s, int64_t now, const Policy& p, int64_t cost, Mode mode) {
+int64_t token_bucket(TokenBucketState& s, int64_t now, const Policy& p, int64_t cost, Mode mode, Decision& d) {
   const int64_t t = p.interval_us();
   const int64_t cap = p.burst * t;
   if (s.fresh) s = TokenBucketState{cap, now, false};
@@ -13,8 +13,7 @@ Outcome token_bucket(TokenBucketState& s, int64_t now, const Policy& p, int64_t 
   s.last_us = std::max(s.last_us, now);
 
   const int64_t need = cost * t;
-  Outcome out;
-  Decision& d = out.decision;
+  d = Decision{};
   d.limit = p.burst;
   d.allowed = s.credit_us >= need;
   if (d.allowed && mode == Mode::hit) s.credit_us -= need;
@@ -22,8 +21,7 @@ Outcome token_bucket(TokenBucketState& s, int64_t now, const Policy& p, int64_t 
   d.used = p.burst - d.remaining;
   d.reset_after_us = cap - s.credit_us;
   d.retry_after_us = d.allowed ? 0 : need - s.credit_us;
-  out.expires_at_us = now + d.reset_after_us;
-  return out;
+  return now + d.reset_after_us;
 }
 
 }  // namespace ratewarden

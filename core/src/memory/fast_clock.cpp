@@ -1,0 +1,126 @@
+// How it stays honest: each thread keeps an anchor (a counter reading and the steady_clock time taken with it) and
+// extrapolates from it for at most 1 ms, at a rate measured over the whole life of the process (steady_clock time
+// elapsed / counter ticks since the first anchor). Rate error is a few parts per million early on and shrinks as
+// the process runs, so the extrapolation drifts by nanoseconds before the next anchor corrects it. For the first
+// few milliseconds of a process, before the rate is known, every read is a steady_clock read.
+#include "memory/fast_clock.hpp"
+
+#include <chrono>
+#include <climits>
+#include <fstream>
+#include <string>
+
+#include "ratewarden/clock.hpp"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
+
+namespace ratewarden::memory {
+namespace {
+
+constexpr int64_t kAnchorNs = 1000000;       // re-anchor after 1 ms
+constexpr int64_t kCalibrationNs = 2000000;  // the rate is measured over at least 2 ms
+// A clock read bracketed by counter reads fewer ticks apart than this (under 2 us at any rate above 1 GHz; a read
+// takes about 100) ties the two to within half of it.
+constexpr uint64_t kTightTicks = 2000;
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+#if defined(__x86_64__)
+// The counter ticks at one rate whatever the CPU's frequency and power state, and the kernel trusts it across CPUs
+// (it would have switched its own clocksource away from "tsc" otherwise).
+bool counter_is_trustworthy() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) == 0 || (edx & (1u << 8)) == 0) return false;
+  std::ifstream source("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string name;
+  return static_cast<bool>(source >> name) && name == "tsc";
+}
+
+struct Origin {
+  bool usable;
+  uint64_t ticks;
+  int64_t ns;
+};
+
+// A counter reading and the steady_clock time of the same instant: the clock read bracketed by two counter reads
+// close together (a thread preempted in between would tie the time to the wrong count).
+bool read_pair(uint64_t& ticks, int64_t& ns) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const uint64_t before = __rdtsc();
+    const int64_t now = steady_ns();
+    const uint64_t after = __rdtsc();
+    if (after - before < kTightTicks) {
+      ticks = before + (after - before) / 2;
+      ns = now;
+      return true;
+    }
+  }
+  return false;
+}
+
+const Origin& origin() {
+  static const Origin o = [] {
+    Origin origin{counter_is_trustworthy(), 0, 0};
+    if (origin.usable) origin.usable = read_pair(origin.ticks, origin.ns);
+    return origin;
+  }();
+  return o;
+}
+
+struct Anchor {
+  uint64_t ticks = 0;
+  int64_t ns = 0;
+  uint64_t ns_per_tick_q32 = 0;  // nanoseconds per tick, 32.32 fixed point
+  uint64_t span_ticks = 0;       // extrapolate this far at most; 0 until the rate is known
+  int64_t floor_us = INT64_MIN;  // the latest value returned on this thread
+};
+
+thread_local Anchor anchor;
+
+int64_t reanchor(Anchor& a) {
+  const Origin& o = origin();
+  a.span_ticks = 0;
+  uint64_t ticks = 0;
+  int64_t ns = 0;
+  if (!o.usable || !read_pair(ticks, ns)) ns = steady_ns();
+  const int64_t elapsed_ns = ns - o.ns;
+  const uint64_t elapsed_ticks = ticks - o.ticks;
+  if (o.usable && ticks != 0 && elapsed_ns >= kCalibrationNs && elapsed_ticks > 0 &&
+      elapsed_ticks < (uint64_t{1} << 62)) {
+    a.ns_per_tick_q32 =
+        static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed_ns) << 32) / elapsed_ticks);
+    if (a.ns_per_tick_q32 > 0) {
+      a.ticks = ticks;
+      a.ns = ns;
+      a.span_ticks = static_cast<uint64_t>((static_cast<unsigned __int128>(kAnchorNs) << 32) / a.ns_per_tick_q32);
+    }
+  }
+  const int64_t us = ns / 1000;
+  if (us > a.floor_us) a.floor_us = us;
+  return a.floor_us;
+}
+
+}  // namespace
+
+int64_t fast_now_us() {
+  Anchor& a = anchor;
+  const uint64_t since = __rdtsc() - a.ticks;  // a counter that went back wraps to a huge value: re-anchor
+  if (since >= a.span_ticks) return reanchor(a);
+  const int64_t us = (a.ns + static_cast<int64_t>((since * a.ns_per_tick_q32) >> 32)) / 1000;
+  if (us > a.floor_us) a.floor_us = us;
+  return a.floor_us;
+}
+
+#else
+
+int64_t fast_now_us() { return monotonic_now_us(); }
+
+#endif
+
+}  // namespace ratewarden::memory

@@ -1,0 +1,92 @@
+// One lock stripe of the memory store: a hash table of entries, their recency order (LRU), and their expiries in a
+// min-heap, so that making room finds an expired entry in O(log n) instead of scanning the shard.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "ratewarden/algorithms.hpp"
+
+namespace ratewarden::memory {
+
+// One stored state: a storage key's algorithm state, allocated with its key bytes right after it.
+struct Entry {
+  Entry* newer = nullptr;  // recency list: toward the most recently used
+  Entry* older = nullptr;
+  uint64_t hash = 0;
+  int64_t expires_at_us = 0;  // the state no longer matters from then on (an expired entry equals an absent key)
+  uint32_t heap_pos = 0;
+  uint32_t key_size = 0;
+  AlgorithmState state;
+
+  std::string_view key() const { return {reinterpret_cast<const char*>(this + 1), key_size}; }
+};
+
+class alignas(64) Shard {
+ public:
+  static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+  Shard();
+  ~Shard();
+  Shard(const Shard&) = delete;
+  Shard& operator=(const Shard&) = delete;
+
+  std::mutex mu;
+  int64_t last_now_us = std::numeric_limits<int64_t>::min();  // the shard's time never goes back
+
+  // The entry of `key` (expired or not), or null.
+  Entry* find(uint64_t hash, std::string_view key) const;
+  // Adds an entry for a key that has none, as the most recently used. Returns true when the shard's earliest
+  // expiry moved earlier (the store's global hint must follow).
+  bool insert(uint64_t hash, std::string_view key, AlgorithmState&& state, int64_t expires_at_us);
+  void erase(Entry* entry);
+  // Records the entry's new expiry; returns true when the shard's earliest expiry moved earlier.
+  bool set_expiry(Entry* entry, int64_t expires_at_us);
+  void touch(Entry* entry);  // now the most recently used
+
+  // Drops one expired entry (the earliest to expire) if the shard holds one.
+  bool drop_one_expired(int64_t now_us);
+  // Drops the least recently used entry, live or not; false when the shard is empty.
+  bool drop_least_recent();
+
+  size_t size() const { return size_; }
+  // No entry of this shard expires before this (a lower bound, readable without the lock).
+  int64_t earliest_expiry_hint() const { return hint_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Slot {
+    uint64_t hash;
+    Entry* entry;  // null: empty
+  };
+  // Expiries in a min-heap. `at` may be earlier than the entry's expiry (expiries that grow are not pushed down
+  // until the entry reaches the top), never later.
+  struct HeapItem {
+    int64_t at;
+    Entry* entry;
+  };
+
+  size_t slot_of(const Entry* entry) const;
+  void grow();
+  void unlink(Entry* entry);
+  void heap_place(size_t pos, HeapItem item);
+  void heap_up(size_t pos);
+  void heap_down(size_t pos);
+  void heap_remove(size_t pos);
+  bool publish_hint();
+
+  std::unique_ptr<Slot[]> slots_;
+  size_t mask_ = 0;  // slot count - 1 (a power of two)
+  size_t size_ = 0;
+  Entry* newest_ = nullptr;
+  Entry* oldest_ = nullptr;
+  std::vector<HeapItem> heap_;
+  std::atomic<int64_t> hint_{kNever};
+};
+
+}  // namespace ratewarden::memory
