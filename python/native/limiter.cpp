@@ -62,6 +62,23 @@ void bind_store(py::module_& m) {
         return "Policy('" + describe(p) + "', algorithm='" + std::string(algorithm_name(p.algorithm)) + "')";
       });
 
+  py::class_<StoreStats>(m, "StoreStats",
+                         "What a store holds (Store.stats()): states now, its bound, live states evicted so far.")
+      .def_readonly("keys", &StoreStats::keys, "States held: one per key and policy (expired ones until dropped).")
+      .def_readonly("max_keys", &StoreStats::max_keys, "The bound on states held; 0 for a store without one.")
+      .def_readonly("evictions", &StoreStats::evictions,
+                    "Live states dropped to stay within max_keys since the store opened: above 0, raise the bound.")
+      .def("__eq__",
+           [](const StoreStats& a, py::handle b) {
+             if (!py::isinstance<StoreStats>(b)) return false;
+             const auto& o = b.cast<const StoreStats&>();
+             return a.keys == o.keys && a.max_keys == o.max_keys && a.evictions == o.evictions;
+           })
+      .def("__hash__", [](const StoreStats& s) { return py::hash(py::make_tuple(s.keys, s.max_keys, s.evictions)); })
+      .def("__repr__", [](const StoreStats& s) {
+        return py::str("StoreStats(keys={}, max_keys={}, evictions={})").format(s.keys, s.max_keys, s.evictions);
+      });
+
   py::class_<Store, std::shared_ptr<Store>>(m, "Store", "Where the state of every key lives.")
       .def(py::init([](py::handle url, py::handle clock) {
              const std::string text = to_string(url, "url");
@@ -80,6 +97,9 @@ void bind_store(py::module_& m) {
       .def_property_readonly(
           "shared", [](const Store& s) { return s.traits().shared; },
           "True for a store that other processes share (Redis, Redis Cluster).")
+      .def("stats", &Store::stats,
+           "What the store holds now, without a round trip: a StoreStats (zeros for a network store, whose keys are "
+           "on the server).")
       .def("__repr__", [](const Store& s) { return "Store('" + s.describe() + "')"; });
 }
 
