@@ -7,20 +7,33 @@
 
 #include <pybind11/pybind11.h>
 
+#include "decision.hpp"
 #include "ratewarden/limiter.hpp"
 
 namespace ratewarden::python {
 
 namespace py = pybind11;
 
-void bind_decision(py::module_& m);  // limiter.cpp
-void bind_store(py::module_& m);     // limiter.cpp
-void bind_limiter(py::module_& m);   // limiter.cpp
+void bind_store(py::module_& m);       // limiter.cpp
+void bind_limiter(py::module_& m);     // limiter.cpp
 void bind_test_clock(py::module_& m);  // test_clock.cpp
-void bind_async(py::module_& m);     // async_calls.cpp: Completions, the asyncio side of asynchronous calls
+void bind_async(py::module_& m);       // async_calls.cpp: Completions, the asyncio side of asynchronous calls
+
+// Sets hit, allow and peek on the Limiter class (fast_calls.cpp).
+void add_fast_calls(py::handle limiter_class);
 
 // The clock of a TestClock (test_clock.cpp); a TypeError for anything else.
 Clock test_clock(py::handle clock);
+
+// The core call, with the GIL released around it when the store waits on I/O (Redis). The memory store's calls
+// take a few hundred ns: releasing the GIL there only wakes a thread waiting for it, which costs the process more
+// CPU than the call itself (1-10 us per call amid 4 busy threads: bench/python/calls.py, "contended").
+template <typename Call>
+auto store_call(const Limiter& limiter, Call&& call) {
+  if (!limiter.store()->traits().blocks_on_io) return call();
+  py::gil_scoped_release nogil;
+  return call();
+}
 
 // Copies: the keys must outlive the GIL release, and another thread may change the sequence meanwhile.
 std::vector<std::string> copy_keys(py::handle keys);

@@ -1,5 +1,7 @@
 #include "errors.hpp"
 
+#include <new>
+
 namespace ratewarden::python {
 namespace {
 
@@ -17,6 +19,11 @@ const char* class_name(ErrorCode code) {
   return "Error";
 }
 
+void raise(const Error& error) {
+  py::object exc = to_python_error(error);
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+}
+
 }  // namespace
 
 py::object to_python_error(const Error& error) {
@@ -29,10 +36,31 @@ void register_error_translator() {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const Error& e) {
-      py::object exc = to_python_error(e);
-      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+      raise(e);
     }
   });
+}
+
+void set_python_error() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const Error& e) {
+    try {
+      raise(e);
+    } catch (py::error_already_set& failed) {  // importing ratewarden._errors failed
+      failed.restore();
+    }
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
+  }
 }
 
 }  // namespace ratewarden::python

@@ -15,4 +15,8 @@ py::object to_python_error(const Error& error);
 // Makes every ratewarden::Error thrown through pybind11 raise its Python class.
 void register_error_translator();
 
+// For functions called by Python directly, not through pybind11: sets the Python error that pybind11 would raise
+// for the C++ exception being handled. Call it only inside a catch block.
+void set_python_error();
+
 }  // namespace ratewarden::python

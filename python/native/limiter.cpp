@@ -1,5 +1,5 @@
-// Decision, Policy, Store and Limiter: argument conversion around the core's calls, the GIL released around each
-// call to a store that waits on I/O.
+// Policy, Store and Limiter: argument conversion around the core's calls, the GIL released around each call to a
+// store that waits on I/O. hit, allow and peek are in fast_calls.cpp, the Decision in decision.cpp.
 #include <string>
 #include <vector>
 
@@ -13,13 +13,6 @@ namespace ratewarden::python {
 namespace {
 
 double seconds(int64_t us) { return static_cast<double>(us) / 1e6; }
-
-std::string decision_repr(const Decision& d) {
-  py::str format(
-      "Decision(allowed={}, limit={}, remaining={}, reset_after={!r}, retry_after={!r}, used={}, policy_index={})");
-  return format.format(d.allowed, d.limit, d.remaining, seconds(d.reset_after_us), seconds(d.retry_after_us), d.used,
-                       d.policy_index);
-}
 
 // Options the constructor takes by keyword; values are converted here, checked by the core.
 LimiterOptions limiter_options(py::handle algorithm, py::handle burst, py::handle buckets, py::handle prefix,
@@ -45,26 +38,6 @@ const char* on_store_error_name(OnStoreError e) {
   return "raise";
 }
 
-// The core call, with the GIL released around it when the store waits on I/O (Redis). The memory store's calls
-// take a few hundred ns: releasing the GIL there only wakes a thread waiting for it, which costs the process more
-// CPU than the call itself (1-10 us per call amid 4 busy threads: bench/python/calls.py, "contended").
-template <typename Call>
-auto store_call(const Limiter& limiter, Call&& call) {
-  if (!limiter.store()->traits().blocks_on_io) return call();
-  py::gil_scoped_release nogil;
-  return call();
-}
-
-// A (key, cost) method: both converted with the GIL held, then `call(limiter, key, cost)` through store_call.
-template <typename Call>
-auto key_cost_method(Call call) {
-  return [call](Limiter& self, py::handle key, py::handle cost) {
-    const std::string_view k = key_view(key);
-    const int64_t c = to_int64(cost, "cost");
-    return store_call(self, [&] { return call(self, k, c); });
-  };
-}
-
 }  // namespace
 
 std::vector<std::string> copy_keys(py::handle keys) {
@@ -73,37 +46,6 @@ std::vector<std::string> copy_keys(py::handle keys) {
   std::vector<std::string> out;
   for (py::handle key : py::iter(keys)) out.emplace_back(key_view(key));
   return out;
-}
-
-void bind_decision(py::module_& m) {
-  // Equality and the hash cover every field, policy_index included (the core's operator==): two decisions that
-  // report different policies of a limiter are different answers, even with the same numbers.
-  py::class_<Decision>(m, "Decision", "The answer to one hit or peek; truthy when allowed.")
-      .def(py::init([](bool allowed, int64_t limit, int64_t remaining, int64_t reset_after_us, int64_t retry_after_us,
-                       int64_t used, int32_t policy_index) {
-             return Decision{allowed, limit, remaining, reset_after_us, retry_after_us, used, policy_index};
-           }),
-           py::kw_only(), py::arg("allowed"), py::arg("limit"), py::arg("remaining"), py::arg("reset_after_us"),
-           py::arg("retry_after_us"), py::arg("used"), py::arg("policy_index") = 0)
-      .def_readonly("allowed", &Decision::allowed)
-      .def_readonly("limit", &Decision::limit)
-      .def_readonly("remaining", &Decision::remaining)
-      .def_readonly("used", &Decision::used)
-      .def_readonly("reset_after_us", &Decision::reset_after_us)
-      .def_readonly("retry_after_us", &Decision::retry_after_us)
-      .def_readonly("policy_index", &Decision::policy_index,
-                    "The policy this decision reports: its index (from 0) in the limiter's policy string.")
-      .def_property_readonly("reset_after", [](const Decision& d) { return seconds(d.reset_after_us); })
-      .def_property_readonly("retry_after", [](const Decision& d) { return seconds(d.retry_after_us); })
-      .def("__bool__", [](const Decision& d) { return d.allowed; })
-      .def("__eq__", [](const Decision& a, py::object b) {
-        return py::isinstance<Decision>(b) && a == b.cast<const Decision&>();
-      })
-      .def("__hash__", [](const Decision& d) {
-        return py::hash(py::make_tuple(d.allowed, d.limit, d.remaining, d.reset_after_us, d.retry_after_us, d.used,
-                                       d.policy_index));
-      })
-      .def("__repr__", &decision_repr);
 }
 
 void bind_store(py::module_& m) {
@@ -118,6 +60,23 @@ void bind_store(py::module_& m) {
       .def("__str__", [](const Policy& p) { return describe(p); })
       .def("__repr__", [](const Policy& p) {
         return "Policy('" + describe(p) + "', algorithm='" + std::string(algorithm_name(p.algorithm)) + "')";
+      });
+
+  py::class_<StoreStats>(m, "StoreStats",
+                         "What a store holds (Store.stats()): states now, its bound, live states evicted so far.")
+      .def_readonly("keys", &StoreStats::keys, "States held: one per key and policy (expired ones until dropped).")
+      .def_readonly("max_keys", &StoreStats::max_keys, "The bound on states held; 0 for a store without one.")
+      .def_readonly("evictions", &StoreStats::evictions,
+                    "Live states dropped to stay within max_keys since the store opened: above 0, raise the bound.")
+      .def("__eq__",
+           [](const StoreStats& a, py::handle b) {
+             if (!py::isinstance<StoreStats>(b)) return false;
+             const auto& o = b.cast<const StoreStats&>();
+             return a.keys == o.keys && a.max_keys == o.max_keys && a.evictions == o.evictions;
+           })
+      .def("__hash__", [](const StoreStats& s) { return py::hash(py::make_tuple(s.keys, s.max_keys, s.evictions)); })
+      .def("__repr__", [](const StoreStats& s) {
+        return py::str("StoreStats(keys={}, max_keys={}, evictions={})").format(s.keys, s.max_keys, s.evictions);
       });
 
   py::class_<Store, std::shared_ptr<Store>>(m, "Store", "Where the state of every key lives.")
@@ -138,11 +97,16 @@ void bind_store(py::module_& m) {
       .def_property_readonly(
           "shared", [](const Store& s) { return s.traits().shared; },
           "True for a store that other processes share (Redis, Redis Cluster).")
+      .def("stats", &Store::stats,
+           "What the store holds now, without a round trip: a StoreStats (zeros for a network store, whose keys are "
+           "on the server).")
       .def("__repr__", [](const Store& s) { return "Store('" + s.describe() + "')"; });
 }
 
 void bind_limiter(py::module_& m) {
-  py::class_<Limiter, std::shared_ptr<Limiter>>(m, "Limiter")
+  py::class_<Limiter, std::shared_ptr<Limiter>> cls(m, "Limiter");
+  add_fast_calls(cls);
+  cls
       .def(py::init([](py::handle policy, std::shared_ptr<Store> store, py::handle algorithm, py::handle burst,
                        py::handle buckets, py::handle prefix, py::handle on_store_error) {
              if (!store) throw py::type_error("store must be a Store");
@@ -152,13 +116,6 @@ void bind_limiter(py::module_& m) {
            py::arg("policy"), py::arg("store"), py::kw_only(), py::arg("algorithm") = "fixed_window",
            py::arg("burst") = py::none(), py::arg("buckets") = py::none(), py::arg("prefix") = py::none(),
            py::arg("on_store_error") = "raise")
-      .def("hit", key_cost_method([](Limiter& l, std::string_view k, int64_t c) { return l.hit(k, c); }),
-           py::arg("key"), py::arg("cost") = 1)
-      .def("allow",
-           key_cost_method([](Limiter& l, std::string_view k, int64_t c) { return l.hit(k, c).allowed; }),
-           py::arg("key"), py::arg("cost") = 1)
-      .def("peek", key_cost_method([](Limiter& l, std::string_view k, int64_t c) { return l.peek(k, c); }),
-           py::arg("key"), py::arg("cost") = 1)
       .def(
           "reset",
           [](Limiter& self, py::handle key) {

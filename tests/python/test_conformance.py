@@ -25,9 +25,11 @@ def test_vectors_cover_every_algorithm() -> None:
     assert {c["algorithm"] for c in CASES} == set(_native.algorithms())
 
 
+@pytest.mark.parametrize("hit_with", ["hit", "allow"])
 @pytest.mark.parametrize("store_kind", ["memory", "redis"])
 @pytest.mark.parametrize("case", CASES, ids=[f"{i}-{c['name'][:60]}" for i, c in enumerate(CASES)])
-def test_conformance(case: Dict[str, Any], store_kind: str, request: pytest.FixtureRequest) -> None:
+def test_conformance(case: Dict[str, Any], store_kind: str, hit_with: str, request: pytest.FixtureRequest) -> None:
+    """Every step through hit (or allow, which answers only `allowed`) and peek."""
     clock = ratewarden.TestClock(VECTORS["base_us"])
     url = "memory://" if store_kind == "memory" else request.getfixturevalue("redis").url
     store = ratewarden.Store(url, test_clock=clock)
@@ -43,6 +45,9 @@ def test_conformance(case: Dict[str, Any], store_kind: str, request: pytest.Fixt
         clock.now_us = VECTORS["base_us"] + step["t"]
         if step["op"] == "reset":
             limiter.reset(step["key"])
+            continue
+        if step["op"] == "hit" and hit_with == "allow":
+            assert limiter.allow(step["key"], step["cost"]) is step["expect"]["allowed"], f"step {n}: {step}"
             continue
         call = limiter.hit if step["op"] == "hit" else limiter.peek
         d = call(step["key"], step["cost"])

@@ -127,6 +127,32 @@ def test_store_sharing_by_url(redis: RedisServer) -> None:
     assert e.hit("k") and not f.hit("k")
 
 
+def test_store_stats_count_states_and_evictions() -> None:
+    store = ratewarden.Store("memory://?max_keys=100")
+    limiter = ratewarden.Limiter("1/hour", store)
+    empty = store.stats()
+    assert (empty.keys, empty.max_keys, empty.evictions) == (0, 100, 0)
+    for i in range(1000):  # every one of them live for an hour
+        assert limiter.hit(f"user{i}")
+    stats = limiter.store.stats()
+    assert stats.max_keys == 100 and 0 < stats.keys <= 100
+    assert stats.keys + stats.evictions == 1000  # each state is held or was evicted, and counted
+    assert repr(stats) == f"StoreStats(keys={stats.keys}, max_keys=100, evictions={stats.evictions})"
+    assert stats == store.stats() and hash(stats) == hash(store.stats()) and stats != empty
+    assert isinstance(stats, ratewarden.StoreStats)
+    # One state per key and policy.
+    two = ratewarden.Store("memory://?max_keys=100")
+    ratewarden.Limiter("1/hour; 2/day", two).hit("k")
+    assert (two.stats().keys, two.stats().evictions) == (2, 0)
+
+
+def test_redis_store_stats_are_zeros(redis: RedisServer) -> None:
+    store = ratewarden.Store(redis.url)
+    ratewarden.Limiter("5/minute", store, prefix="stats").hit("k")
+    stats = store.stats()  # the keys are on the server: nothing to count here, and no round trip
+    assert (stats.keys, stats.max_keys, stats.evictions) == (0, 0, 0)
+
+
 def test_two_processes_share_a_redis_limit(redis: RedisServer) -> None:
     import subprocess
     import sys

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 import ratewarden
 from conftest import DELAY_S
 
@@ -20,15 +22,17 @@ def test_eight_threads_get_exactly_the_limit(store_url: str) -> None:
         assert sum(pool.map(worker, range(8))) == 1000  # 3200 tries
 
 
-def test_redis_calls_run_concurrently(slow_redis: str) -> None:
+@pytest.mark.parametrize("method", ["hit", "allow", "peek"])
+def test_redis_calls_run_concurrently(slow_redis: str, method: str) -> None:
     limiter = ratewarden.Limiter("1000000/minute", slow_redis, prefix="gil")
+    call = getattr(limiter, method)
     calls = 6
     limiter.hit("warm")  # connects once outside the timing
 
     def run(n: int) -> float:
         start = time.perf_counter()
         for i in range(calls):
-            limiter.hit(f"t{n}-{i}")
+            call(f"t{n}-{i}")
         return time.perf_counter() - start
 
     one = run(-1)

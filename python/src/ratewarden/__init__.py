@@ -8,7 +8,7 @@ Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, 
 
 from ._errors import Error, InvalidArgumentError, StoreError
 from ._limiter import Limiter, open_store
-from ._native import Decision, Policy, Store, TestClock, version
+from ._native import Decision, Policy, Store, StoreStats, TestClock, version
 
 __version__: str = version()
 
@@ -20,6 +20,7 @@ __all__ = [
     "Policy",
     "Store",
     "StoreError",
+    "StoreStats",
     "TestClock",
     "__version__",
     "open_store",
