@@ -31,6 +31,7 @@ OnStoreError parse_on_store_error(std::string_view name) {
 Limiter::Limiter(std::string_view policy, std::shared_ptr<Store> store, LimiterOptions options)
     : options_(std::move(options)), store_(std::move(store)) {
   if (!store_) throw InvalidArgument("a limiter needs a store");
+  store_takes_key_parts_ = store_->traits().key_parts;
   if (!options_.prefix) options_.prefix = store_->key_prefix();
   validate_key_prefix(*options_.prefix);
   key_head_ = *options_.prefix + ":{";
@@ -116,13 +117,22 @@ Decision Limiter::hit(std::string_view key, int64_t cost) { return decide(key, c
 
 Decision Limiter::peek(std::string_view key, int64_t cost) { return decide(key, cost, Mode::peek); }
 
+StoreCall Limiter::call_for(std::string_view key, int64_t cost, Mode mode, std::vector<std::string>* keys) const {
+  StoreCall call{policies_.data(), nullptr, policies_.size(), key, cost, mode, key_head_, key_suffixes_.data()};
+  if (keys != nullptr) {
+    fill_keys(key, *keys);
+    call.keys = keys->data();
+  }
+  return call;
+}
+
 Decision Limiter::decide(std::string_view key, int64_t cost, Mode mode) {
   validate(key, cost);
-  thread_local std::vector<std::string> keys;
-  fill_keys(key, keys);
-  StoreCall call{policies_.data(), keys.data(), keys.size(), key, cost, mode};
   try {
-    return store_->decide(call);
+    if (store_takes_key_parts_) return store_->decide(call_for(key, cost, mode, nullptr));
+    // Kept per thread, and touched only here: a thread_local costs a call per use in a shared library.
+    thread_local std::vector<std::string> keys;
+    return store_->decide(call_for(key, cost, mode, &keys));
   } catch (const StoreError&) {
     if (options_.on_store_error == OnStoreError::raise) throw;
     return on_failure_;
@@ -143,7 +153,8 @@ std::vector<StoreCall> Limiter::many_calls(const std::vector<std::string_view>& 
   std::vector<StoreCall> calls(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     fill_keys(keys[i], storage[i]);
-    calls[i] = StoreCall{policies_.data(), storage[i].data(), storage[i].size(), keys[i], cost, Mode::hit};
+    calls[i] = StoreCall{policies_.data(), storage[i].data(), storage[i].size(), keys[i], cost, Mode::hit,
+                         key_head_, key_suffixes_.data()};
   }
   return calls;
 }
@@ -166,8 +177,7 @@ std::vector<Decision> Limiter::hit_many(const std::vector<std::string_view>& key
 void Limiter::decide_async(std::string_view key, int64_t cost, Mode mode, DecisionCallback done, Completion where) {
   validate(key, cost);
   std::vector<std::string> keys;
-  fill_keys(key, keys);
-  const StoreCall call{policies_.data(), keys.data(), keys.size(), key, cost, mode};
+  const StoreCall call = call_for(key, cost, mode, store_takes_key_parts_ ? nullptr : &keys);
   DecisionCallback answer = deliver(std::move(done), where);
   // The store stays alive until the call completes, even if this limiter does not.
   store_->decide_async(call, [answer = std::move(answer), raise = options_.on_store_error == OnStoreError::raise,

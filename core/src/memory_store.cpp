@@ -2,12 +2,10 @@
 // the user key (SipHash-1-3 with a random key per store), so clients cannot aim keys at one shard or probe chain.
 #include "ratewarden/memory_store.hpp"
 
-#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "memory/fast_clock.hpp"
 #include "memory/shard.hpp"
 #include "memory/siphash.hpp"
 #include "ratewarden/algorithms.hpp"
@@ -16,6 +14,7 @@
 namespace ratewarden {
 
 using memory::Entry;
+using memory::KeyRef;
 using memory::Shard;
 
 namespace {
@@ -32,12 +31,15 @@ size_t round_up_pow2(size_t n) {
 
 // A storage key's slot hash: the keyed hash of its user key, told apart from the other policies and limiters on
 // the same user key by the key's last 8 bytes (its policy, chosen by the application, never by the client).
-uint64_t entry_hash(uint64_t tag_hash, const std::string& key) {
-  uint64_t tail = 0;
-  const size_t n = key.size() < 8 ? key.size() : 8;
-  std::memcpy(&tail, key.data() + key.size() - n, n);
-  tail *= 0x9E3779B97F4A7C15ULL;
+uint64_t entry_hash(uint64_t tag_hash, const KeyRef& key) {
+  uint64_t tail = key.last_8_bytes() * 0x9E3779B97F4A7C15ULL;
   return tag_hash ^ tail ^ (tail >> 29);
+}
+
+// Storage key i of a call: whole, or in the parts the limiter built it from.
+KeyRef key_of(const StoreCall& call, size_t i) {
+  if (call.keys != nullptr) return KeyRef{call.keys[i], {}, {}};
+  return KeyRef{call.key_head, call.tag, call.key_suffixes[i]};
 }
 
 bool try_lock(std::mutex& mu) {
@@ -74,10 +76,7 @@ size_t MemoryStore::shard_of(std::string_view user_key) const {
 
 int64_t MemoryStore::now_in(Shard& shard) const {
   if (!own_clock_) return options_.clock();
-  // Threads' clocks may differ by a fraction of a microsecond; a shard's time never goes back.
-  const int64_t now = memory::fast_now_us();
-  if (now > shard.last_now_us) shard.last_now_us = now;
-  return shard.last_now_us;
+  return shard.clock.now_us();  // under the shard's lock: its time never goes back
 }
 
 void MemoryStore::lower_hint(int64_t at_us) {
@@ -139,7 +138,7 @@ void MemoryStore::make_room(Shard& own, int64_t now_us) {
   }
 }
 
-void MemoryStore::insert(Shard& shard, uint64_t hash, const std::string& key, AlgorithmState&& state,
+void MemoryStore::insert(Shard& shard, uint64_t hash, const memory::KeyRef& key, AlgorithmState&& state,
                          int64_t expires_at_us, int64_t now_us) {
   make_room(shard, now_us);
   if (shard.insert(hash, key, std::move(state), expires_at_us)) lower_hint(shard.earliest_expiry_hint());
@@ -149,8 +148,9 @@ void MemoryStore::insert(Shard& shard, uint64_t hash, const std::string& key, Al
 // algorithm writes straight into the caller's result.
 Decision MemoryStore::decide_one(Shard& shard, uint64_t tag_hash, int64_t now, const StoreCall& call) {
   const bool hit = call.mode == Mode::hit;
-  const uint64_t hash = entry_hash(tag_hash, call.keys[0]);
-  Entry* entry = shard.find(hash, call.keys[0]);
+  const KeyRef key = key_of(call, 0);
+  const uint64_t hash = entry_hash(tag_hash, key);
+  Entry* entry = shard.find(hash, key);
   const bool live = entry != nullptr && entry->expires_at_us > now;
   AlgorithmState fresh;
   if (!live) fresh = fresh_state(call.policies[0].algorithm);
@@ -163,7 +163,7 @@ Decision MemoryStore::decide_one(Shard& shard, uint64_t tag_hash, int64_t now, c
     if (shard.set_expiry(entry, expires_at)) lower_hint(shard.earliest_expiry_hint());
     if (hit) shard.touch(entry);  // a denial is a use too: a hammered key stays
   } else if (charged) {
-    insert(shard, hash, call.keys[0], std::move(fresh), expires_at, now);
+    insert(shard, hash, key, std::move(fresh), expires_at, now);
   }
   return d;
 }
@@ -190,8 +190,8 @@ Decision MemoryStore::decide(const StoreCall& call) {
   states.resize(call.count);
   expiries.resize(call.count);
   for (size_t i = 0; i < call.count; ++i) {
-    hashes[i] = entry_hash(tag_hash, call.keys[i]);
-    Entry* entry = shard.find(hashes[i], call.keys[i]);
+    hashes[i] = entry_hash(tag_hash, key_of(call, i));
+    Entry* entry = shard.find(hashes[i], key_of(call, i));
     const bool live = entry != nullptr && entry->expires_at_us > now;
     entries[i] = entry;
     if (!live) fresh[i] = fresh_state(call.policies[i].algorithm);
@@ -210,7 +210,7 @@ Decision MemoryStore::decide(const StoreCall& call) {
   }
   if (charged) {
     for (size_t i = 0; i < call.count; ++i)
-      if (entries[i] == nullptr) insert(shard, hashes[i], call.keys[i], std::move(fresh[i]), expiries[i], now);
+      if (entries[i] == nullptr) insert(shard, hashes[i], key_of(call, i), std::move(fresh[i]), expiries[i], now);
   }
   return d;
 }
@@ -220,7 +220,8 @@ void MemoryStore::reset(const std::string* keys, size_t count, std::string_view 
   Shard& shard = shard_for(tag_hash);
   std::lock_guard<std::mutex> lock(shard.mu);
   for (size_t i = 0; i < count; ++i) {
-    Entry* entry = shard.find(entry_hash(tag_hash, keys[i]), keys[i]);
+    const KeyRef key{keys[i], {}, {}};
+    Entry* entry = shard.find(entry_hash(tag_hash, key), key);
     if (entry == nullptr) continue;
     shard.erase(entry);
     entries_.fetch_sub(1, std::memory_order_relaxed);

@@ -150,6 +150,31 @@ TEST(MemoryStore, GrowingExpiriesAreNotMistakenForExpired) {
   EXPECT_EQ(store->stats().keys, 100);
 }
 
+// A limiter hands the store its keys in parts (hit, peek) or whole (hit_many, reset): both name the same entries,
+// short keys and keys whose last 8 bytes straddle the parts included.
+TEST(MemoryStore, KeysInPartsAndWholeKeysAreTheSameEntries) {
+  ManualClock clock;
+  auto store = memory_store(clock);
+  const Policy policy = make_policies(parse_rates("5/hour"), {})[0];
+  auto call = [&](const std::string* whole, std::string_view head, std::string_view tag, const std::string* suffix) {
+    return store->decide(StoreCall{&policy, whole, 1, tag, 1, Mode::hit, head, suffix});
+  };
+  for (const char* tag : {"x", "user:42", "a-longer-user-key"}) {
+    for (const std::string& suffix : {std::string("}"), std::string("}:s"), std::string("}:v2:fixed_window:5:3600000")}) {
+      const std::string whole = std::string("p:{") + tag + suffix;
+      EXPECT_EQ(call(nullptr, "p:{", tag, &suffix).remaining, 4) << whole;
+      EXPECT_EQ(call(&whole, "", tag, nullptr).remaining, 3) << whole;
+      EXPECT_EQ(call(nullptr, "p:{", tag, &suffix).remaining, 2) << whole;
+      store->reset(&whole, 1, tag);
+      EXPECT_EQ(call(nullptr, "p:{", tag, &suffix).remaining, 4) << whole;
+    }
+  }
+  Limiter limiter("3/hour", store);
+  limiter.hit("k");
+  EXPECT_EQ(limiter.hit_many({"k"})[0].remaining, 1);
+  EXPECT_EQ(limiter.peek("k").remaining, 1);
+}
+
 TEST(MemoryStore, AClockBeforeItsOriginStillWorks) {
   ManualClock clock(-5500000);  // an injected clock may start anywhere
   Limiter limiter("3/s", memory_store(clock), with_algorithm(Algorithm::sliding_window));

@@ -86,6 +86,8 @@ class Limiter {
  private:
   Decision decide(std::string_view key, int64_t cost, Mode mode);
   void decide_async(std::string_view key, int64_t cost, Mode mode, DecisionCallback done, Completion where);
+  // The call for one key, with the whole storage keys built in `keys` unless it is null (stores taking key parts).
+  StoreCall call_for(std::string_view key, int64_t cost, Mode mode, std::vector<std::string>* keys) const;
   std::vector<StoreCall> many_calls(const std::vector<std::string_view>& keys, int64_t cost,
                                     std::vector<std::vector<std::string>>& storage) const;
   void assign_key(std::string& out, std::string_view key, size_t index) const;
@@ -97,6 +99,7 @@ class Limiter {
   std::string key_head_;                   // "<prefix>:{"
   std::vector<std::string> key_suffixes_;  // "}:v<version>:<algorithm>:<limit>:<period_ms>[:<extra>]" per policy
   int64_t max_cost_ = 0;
+  bool store_takes_key_parts_ = false;
   Decision on_failure_;  // the decision on_store_error = allow / deny gives
 };
 

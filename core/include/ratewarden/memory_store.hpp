@@ -14,6 +14,7 @@ namespace ratewarden {
 
 namespace memory {
 class Shard;
+struct KeyRef;
 struct SipKey;
 }  // namespace memory
 
@@ -57,7 +58,7 @@ class MemoryStore final : public InProcessStore {
   void make_room(memory::Shard& own, int64_t now_us);
   bool drop_expired_elsewhere(const memory::Shard& own, int64_t now_us);
   void lower_hint(int64_t at_us);
-  void insert(memory::Shard& shard, uint64_t hash, const std::string& key, AlgorithmState&& state,
+  void insert(memory::Shard& shard, uint64_t hash, const memory::KeyRef& key, AlgorithmState&& state,
               int64_t expires_at_us, int64_t now_us);
 
   MemoryStoreOptions options_;

@@ -37,11 +37,15 @@ namespace ratewarden {
 // `policies[i]` (docs/key-format.md); `tag` is the user key, the part every storage key shares (shard / slot).
 struct StoreCall {
   const Policy* policies = nullptr;
-  const std::string* keys = nullptr;
+  const std::string* keys = nullptr;  // null when the store takes key parts (below) and the caller gives only those
   size_t count = 0;
   std::string_view tag;
   int64_t cost = 1;
   Mode mode = Mode::hit;
+  // The same storage keys in parts, when the caller has them: keys[i] == key_head + tag + key_suffixes[i]. A store
+  // whose traits say key_parts works from them without the keys ever being built (the memory store's hot path).
+  std::string_view key_head;
+  const std::string* key_suffixes = nullptr;
 };
 
 // What a store is, so that callers never need to know which store it is.
@@ -49,6 +53,7 @@ struct StoreTraits {
   bool blocks_on_io = false;  // calls wait on a network: bindings release locks (the GIL) and go asynchronous
   bool shared = false;        // other processes see the same state
   bool exact = true;          // admits exactly what the algorithm admits (no local approximation)
+  bool key_parts = false;     // decide() takes StoreCall's key parts with keys null (decide_many and reset: keys)
 };
 
 // Exactly one of `decision` / `error` is set; both are valid only during the call.
@@ -114,7 +119,7 @@ class InProcessStore : public Store {
   void reset(const std::string* keys, size_t count, std::string_view tag) override = 0;
   void check_async(DoneCallback done) override { done(nullptr); }
   void close() override {}
-  StoreTraits traits() const override { return StoreTraits{false, false, true}; }
+  StoreTraits traits() const override { return StoreTraits{false, false, true, true}; }
 };
 
 // Throws InvalidArgument unless `prefix` is 1 to 256 bytes without '{' or '}'.

@@ -1,4 +1,4 @@
-// How it stays honest: each thread keeps an anchor (a counter reading and the steady_clock time taken with it) and
+// How it stays honest: each clock keeps an anchor (a counter reading and the steady_clock time taken with it) and
 // extrapolates from it for at most 1 ms, at a rate measured over the whole life of the process (steady_clock time
 // elapsed / counter ticks since the first anchor). Rate error is a few parts per million early on and shrinks as
 // the process runs, so the extrapolation drifts by nanoseconds before the next anchor corrects it. For the first
@@ -6,7 +6,6 @@
 #include "memory/fast_clock.hpp"
 
 #include <chrono>
-#include <climits>
 #include <fstream>
 #include <string>
 
@@ -18,6 +17,8 @@
 #endif
 
 namespace ratewarden::memory {
+
+#if defined(__x86_64__)
 namespace {
 
 constexpr int64_t kAnchorNs = 1000000;       // re-anchor after 1 ms
@@ -31,7 +32,6 @@ int64_t steady_ns() {
       .count();
 }
 
-#if defined(__x86_64__)
 // The counter ticks at one rate whatever the CPU's frequency and power state, and the kernel trusts it across CPUs
 // (it would have switched its own clocksource away from "tsc" otherwise).
 bool counter_is_trustworthy() {
@@ -73,19 +73,11 @@ const Origin& origin() {
   return o;
 }
 
-struct Anchor {
-  uint64_t ticks = 0;
-  int64_t ns = 0;
-  uint64_t ns_per_tick_q32 = 0;  // nanoseconds per tick, 32.32 fixed point
-  uint64_t span_ticks = 0;       // extrapolate this far at most; 0 until the rate is known
-  int64_t floor_us = INT64_MIN;  // the latest value returned on this thread
-};
+}  // namespace
 
-thread_local Anchor anchor;
-
-int64_t reanchor(Anchor& a) {
+int64_t FastClock::reanchor() {
   const Origin& o = origin();
-  a.span_ticks = 0;
+  span_ticks_ = 0;
   uint64_t ticks = 0;
   int64_t ns = 0;
   if (!o.usable || !read_pair(ticks, ns)) ns = steady_ns();
@@ -93,33 +85,33 @@ int64_t reanchor(Anchor& a) {
   const uint64_t elapsed_ticks = ticks - o.ticks;
   if (o.usable && ticks != 0 && elapsed_ns >= kCalibrationNs && elapsed_ticks > 0 &&
       elapsed_ticks < (uint64_t{1} << 62)) {
-    a.ns_per_tick_q32 =
-        static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed_ns) << 32) / elapsed_ticks);
-    if (a.ns_per_tick_q32 > 0) {
-      a.ticks = ticks;
-      a.ns = ns;
-      a.span_ticks = static_cast<uint64_t>((static_cast<unsigned __int128>(kAnchorNs) << 32) / a.ns_per_tick_q32);
+    ns_per_tick_q32_ = static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed_ns) << 32) / elapsed_ticks);
+    if (ns_per_tick_q32_ > 0) {
+      ticks_ = ticks;
+      ns_ = ns;
+      span_ticks_ = static_cast<uint64_t>((static_cast<unsigned __int128>(kAnchorNs) << 32) / ns_per_tick_q32_);
     }
   }
   const int64_t us = ns / 1000;
-  if (us > a.floor_us) a.floor_us = us;
-  return a.floor_us;
+  if (us > floor_us_) floor_us_ = us;
+  return floor_us_;
 }
 
-}  // namespace
-
-int64_t fast_now_us() {
-  Anchor& a = anchor;
-  const uint64_t since = __rdtsc() - a.ticks;  // a counter that went back wraps to a huge value: re-anchor
-  if (since >= a.span_ticks) return reanchor(a);
-  const int64_t us = (a.ns + static_cast<int64_t>((since * a.ns_per_tick_q32) >> 32)) / 1000;
-  if (us > a.floor_us) a.floor_us = us;
-  return a.floor_us;
+int64_t FastClock::now_us() {
+  const uint64_t since = __rdtsc() - ticks_;  // a counter that went back wraps to a huge value: re-anchor
+  if (since >= span_ticks_) return reanchor();
+  const int64_t us = (ns_ + static_cast<int64_t>((since * ns_per_tick_q32_) >> 32)) / 1000;
+  if (us > floor_us_) floor_us_ = us;
+  return floor_us_;
 }
 
 #else
 
-int64_t fast_now_us() { return monotonic_now_us(); }
+int64_t FastClock::now_us() {
+  const int64_t us = monotonic_now_us();
+  if (us > floor_us_) floor_us_ = us;
+  return floor_us_;
+}
 
 #endif
 

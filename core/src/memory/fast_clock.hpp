@@ -4,11 +4,26 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 namespace ratewarden::memory {
 
-// Never goes back on one thread; within about 0.1 us of steady_clock. Falls back to steady_clock where the
-// counter cannot be trusted (no invariant TSC, or the kernel itself does not time with it).
-int64_t fast_now_us();
+// Not thread-safe: each shard owns one and reads it under its lock (no thread_local, which costs a call per access
+// in a shared library such as the Python and Node extensions). Never goes back; within a microsecond of
+// steady_clock. Reads steady_clock where the counter cannot be trusted (no invariant TSC, or the kernel itself
+// does not keep time with it).
+class FastClock {
+ public:
+  int64_t now_us();
+
+ private:
+  int64_t reanchor();
+
+  uint64_t ticks_ = 0;           // the anchor: a counter reading ...
+  int64_t ns_ = 0;               // ... and the steady_clock time it was taken at
+  uint64_t ns_per_tick_q32_ = 0;  // nanoseconds per tick, 32.32 fixed point
+  uint64_t span_ticks_ = 0;       // extrapolate this far at most; 0 until the rate is known
+  int64_t floor_us_ = std::numeric_limits<int64_t>::min();  // the latest value returned
+};
 
 }  // namespace ratewarden::memory

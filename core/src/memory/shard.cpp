@@ -8,14 +8,14 @@ namespace {
 
 constexpr size_t kInitialSlots = 16;
 
-Entry* new_entry(uint64_t hash, std::string_view key, AlgorithmState&& state, int64_t expires_at_us) {
+Entry* new_entry(uint64_t hash, const KeyRef& key, AlgorithmState&& state, int64_t expires_at_us) {
   void* memory = ::operator new(sizeof(Entry) + key.size());
   Entry* entry = new (memory) Entry;
   entry->hash = hash;
   entry->expires_at_us = expires_at_us;
   entry->key_size = static_cast<uint32_t>(key.size());
   entry->state = std::move(state);
-  std::memcpy(reinterpret_cast<char*>(entry + 1), key.data(), key.size());
+  key.copy_to(reinterpret_cast<char*>(entry + 1));
   return entry;
 }
 
@@ -25,6 +25,40 @@ void delete_entry(Entry* entry) {
 }
 
 }  // namespace
+
+uint64_t KeyRef::last_8_bytes() const {
+  if (tail.size() >= 8 || (tail.empty() && middle.empty() && head.size() >= 8)) {
+    const std::string_view last = tail.size() >= 8 ? tail : head;
+    uint64_t v;
+    std::memcpy(&v, last.data() + last.size() - 8, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+  }
+  // Short or split across pieces: byte by byte, in the same order.
+  const size_t n = size() < 8 ? size() : 8;
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) {
+    size_t at = size() - n + i;
+    char c;
+    if (at < head.size()) {
+      c = head[at];
+    } else if ((at -= head.size()) < middle.size()) {
+      c = middle[at];
+    } else {
+      c = tail[at - middle.size()];
+    }
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(c)) << (8 * i);
+  }
+  return v;
+}
+
+void KeyRef::copy_to(char* out) const {
+  std::memcpy(out, head.data(), head.size());
+  std::memcpy(out + head.size(), middle.data(), middle.size());
+  std::memcpy(out + head.size() + middle.size(), tail.data(), tail.size());
+}
 
 Shard::Shard() : slots_(new Slot[kInitialSlots]()), mask_(kInitialSlots - 1) {}
 
@@ -36,11 +70,11 @@ Shard::~Shard() {
   }
 }
 
-Entry* Shard::find(uint64_t hash, std::string_view key) const {
+Entry* Shard::find(uint64_t hash, const KeyRef& key) const {
   for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
     const Slot& s = slots_[i];
     if (s.entry == nullptr) return nullptr;
-    if (s.hash == hash && s.entry->key() == key) return s.entry;
+    if (s.hash == hash && key.equals(s.entry->key())) return s.entry;
   }
 }
 
@@ -63,7 +97,7 @@ void Shard::grow() {
   mask_ = count - 1;
 }
 
-bool Shard::insert(uint64_t hash, std::string_view key, AlgorithmState&& state, int64_t expires_at_us) {
+bool Shard::insert(uint64_t hash, const KeyRef& key, AlgorithmState&& state, int64_t expires_at_us) {
   if ((size_ + 1) * 4 > (mask_ + 1) * 3) grow();  // load factor <= 3/4
   Entry* entry = new_entry(hash, key, std::move(state), expires_at_us);
   size_t i = hash & mask_;

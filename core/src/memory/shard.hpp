@@ -5,15 +5,34 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <string_view>
 #include <vector>
 
+#include "memory/fast_clock.hpp"
 #include "ratewarden/algorithms.hpp"
 
 namespace ratewarden::memory {
+
+// A storage key in up to three pieces (head + middle + tail), as a StoreCall gives it: compared, hashed and copied
+// piece by piece, never joined into one string on the hot path. A whole key is a head alone.
+struct KeyRef {
+  std::string_view head, middle, tail;
+
+  size_t size() const { return head.size() + middle.size() + tail.size(); }
+  bool equals(std::string_view stored) const {
+    const char* p = stored.data();
+    return stored.size() == size() && std::memcmp(p, head.data(), head.size()) == 0 &&
+           std::memcmp(p + head.size(), middle.data(), middle.size()) == 0 &&
+           std::memcmp(p + head.size() + middle.size(), tail.data(), tail.size()) == 0;
+  }
+  // The key's last (up to) 8 bytes as a little-endian integer.
+  uint64_t last_8_bytes() const;
+  void copy_to(char* out) const;
+};
 
 // One stored state: a storage key's algorithm state, allocated with its key bytes right after it.
 struct Entry {
@@ -38,13 +57,13 @@ class alignas(64) Shard {
   Shard& operator=(const Shard&) = delete;
 
   std::mutex mu;
-  int64_t last_now_us = std::numeric_limits<int64_t>::min();  // the shard's time never goes back
+  FastClock clock;  // read under mu
 
   // The entry of `key` (expired or not), or null.
-  Entry* find(uint64_t hash, std::string_view key) const;
+  Entry* find(uint64_t hash, const KeyRef& key) const;
   // Adds an entry for a key that has none, as the most recently used. Returns true when the shard's earliest
   // expiry moved earlier (the store's global hint must follow).
-  bool insert(uint64_t hash, std::string_view key, AlgorithmState&& state, int64_t expires_at_us);
+  bool insert(uint64_t hash, const KeyRef& key, AlgorithmState&& state, int64_t expires_at_us);
   void erase(Entry* entry);
   // Records the entry's new expiry; returns true when the shard's earliest expiry moved earlier.
   bool set_expiry(Entry* entry, int64_t expires_at_us);
