@@ -1,4 +1,5 @@
-// The native module: registers Store, TestClock, Limiter, setCompletionHandler, drainCompletions and algorithms.
+// The native module: registers Store, TestClock, Limiter, setCompletionHandler, drainCompletions, algorithms and
+// emptyCall.
 // The JS API around them is node/lib/.
 #include <napi.h>
 
@@ -34,6 +35,16 @@ void set_completion_handler(const Napi::CallbackInfo& info) {
 // drainCompletions(): what `later` calls from a setImmediate.
 void drain_completions(const Napi::CallbackInfo& info) { addon_data(info.Env()).completions.drain_now(info.Env()); }
 
+// emptyCall(key[, cost]): does nothing, taking its arguments as hitSync does. bench/node/in_process.js measures
+// with it the cost of a call into the addon: the floor under every synchronous decision.
+napi_value empty_call(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  void* data = nullptr;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
+  return nullptr;
+}
+
 // With the environment, after its cleanup hooks: nothing here calls into JS.
 void free_addon_data(napi_env, void* data, void*) { delete static_cast<AddonData*>(data); }
 
@@ -50,6 +61,9 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("Limiter", LimiterWrap::define(env));
   exports.Set("setCompletionHandler", Napi::Function::New<set_completion_handler>(env, "setCompletionHandler"));
   exports.Set("drainCompletions", Napi::Function::New<drain_completions>(env, "drainCompletions"));
+  napi_value empty;  // made as the Limiter's own functions are (the C API, with a data pointer)
+  NAPI_THROW_IF_FAILED(env, napi_create_function(env, "emptyCall", NAPI_AUTO_LENGTH, empty_call, data, &empty), exports);
+  exports.Set("emptyCall", Napi::Value(env, empty));
   exports.Set("version", ratewarden::version());
   exports.Set("algorithms", Napi::Function::New(env, algorithms, "algorithms"));
   return exports;
