@@ -44,7 +44,7 @@ napi_value floor_call(napi_env env, napi_callback_info info) {
   napi_value argv[2];
   void* data = nullptr;
   napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
-  if (read_key) {
+  if constexpr (read_key) {
     return js_callback(env, [&]() -> napi_value {
       static_cast<AddonData*>(data)->keys.read(env, argv[0]);
       return nullptr;
