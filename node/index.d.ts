@@ -78,11 +78,22 @@ export declare class Limiter {
   hitMany(keys: readonly Key[], options?: CallOptions): Promise<Decision[]>;
   /** hit, answered synchronously: the memory store only. */
   hitSync(key: Key, options?: CallOptions): Decision;
+  /** hit, answered synchronously with only whether it is allowed (no decision is made): the memory store only. */
+  allowSync(key: Key, options?: CallOptions): boolean;
 }
 
 export interface StoreOptions {
   /** Tests only: the store reads the time (µs) from this clock instead of its own / the Redis server's. */
   testClock?: TestClock;
+}
+
+export interface StoreStats {
+  /** States held now: one per key and rate (expired ones until they are dropped). */
+  readonly keys: number;
+  /** The bound on states held (memory://?max_keys=N); 0 when the store has none. */
+  readonly maxKeys: number;
+  /** Live states dropped to stay within maxKeys since the store opened: if it grows, size the bound up. */
+  readonly evictions: number;
 }
 
 export declare class Store {
@@ -97,6 +108,8 @@ export declare class Store {
   readonly shared: boolean;
   /** The URL with any password masked. */
   describe(): string;
+  /** What the store holds: the memory store counts; network stores report zeros. */
+  stats(): StoreStats;
 }
 
 /** Tests only: a manual clock in microseconds for stores made with { testClock }. */

@@ -33,6 +33,13 @@ class Store {
     return this.#native.shared;
   }
 
+  // { keys, maxKeys, evictions }: the states held now (one per key and rate), the bound on them (0: none), and the
+  // live states dropped to stay within it since the store opened (size the bound up if that grows). Network stores
+  // report zeros.
+  stats() {
+    return this.#native.stats();
+  }
+
   // The URL with any password masked: safe to log.
   describe() {
     return this.#native.describe();

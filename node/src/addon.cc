@@ -1,4 +1,5 @@
-// The native module: registers Store, TestClock, Limiter, setCompletionHandler, drainCompletions and algorithms.
+// The native module: registers Store, TestClock, Limiter, setCompletionHandler, drainCompletions, algorithms, and
+// the two calls that measure the floor (emptyCall, readKeyCall).
 // The JS API around them is node/lib/.
 #include <napi.h>
 
@@ -34,6 +35,24 @@ void set_completion_handler(const Napi::CallbackInfo& info) {
 // drainCompletions(): what `later` calls from a setImmediate.
 void drain_completions(const Napi::CallbackInfo& info) { addon_data(info.Env()).completions.drain_now(info.Env()); }
 
+// The floors under every synchronous decision, measured by bench/node/in_process.js: emptyCall(key[, cost]) takes
+// its arguments as hitSync does and does nothing (the cost of a call into the addon); readKeyCall(key[, cost]) also
+// reads the key as hitSync does (what any call given a string key pays before the core is reached).
+template <bool read_key>
+napi_value floor_call(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  void* data = nullptr;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
+  if constexpr (read_key) {
+    return js_callback(env, [&]() -> napi_value {
+      static_cast<AddonData*>(data)->keys.read(env, argv[0]);
+      return nullptr;
+    });
+  }
+  return nullptr;
+}
+
 // With the environment, after its cleanup hooks: nothing here calls into JS.
 void free_addon_data(napi_env, void* data, void*) { delete static_cast<AddonData*>(data); }
 
@@ -50,6 +69,14 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("Limiter", LimiterWrap::define(env));
   exports.Set("setCompletionHandler", Napi::Function::New<set_completion_handler>(env, "setCompletionHandler"));
   exports.Set("drainCompletions", Napi::Function::New<drain_completions>(env, "drainCompletions"));
+  // Made as the Limiter's own functions are: the C API, with a data pointer.
+  napi_value empty, read_key;
+  NAPI_THROW_IF_FAILED(env, napi_create_function(env, "emptyCall", NAPI_AUTO_LENGTH, floor_call<false>, data, &empty),
+                       exports);
+  NAPI_THROW_IF_FAILED(
+      env, napi_create_function(env, "readKeyCall", NAPI_AUTO_LENGTH, floor_call<true>, data, &read_key), exports);
+  exports.Set("emptyCall", Napi::Value(env, empty));
+  exports.Set("readKeyCall", Napi::Value(env, read_key));
   exports.Set("version", ratewarden::version());
   exports.Set("algorithms", Napi::Function::New(env, algorithms, "algorithms"));
   return exports;

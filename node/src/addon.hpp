@@ -4,12 +4,14 @@
 #include <napi.h>
 
 #include "completions.hpp"
+#include "convert.hpp"
 
 namespace rwnode {
 
 struct AddonData {
   explicit AddonData(Napi::Env env) : completions(env) {}
   Completions completions;
+  KeyBuffer keys;
   Napi::FunctionReference store_class;
   Napi::FunctionReference clock_class;
 };

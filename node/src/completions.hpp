@@ -48,8 +48,8 @@ class Completions {
   Completions& operator=(const Completions&) = delete;
 
   // Loop thread. The JS function that receives every batch: handler(values: Float64Array, extras: Array | null),
-  // RECORD numbers per answer (id, kind, then the 6 numbers of a decision); extras[i], for answer i, is its Error
-  // (kind error) or a Float64Array of 6 numbers per decision (kind decisions). `later()` must arrange for
+  // RECORD numbers per answer (id, kind, then the 7 numbers of a decision); extras[i], for answer i, is its Error
+  // (kind error) or a Float64Array of 7 numbers per decision (kind decisions). `later()` must arrange for
   // drain_now() to be called on a later turn of the loop (setImmediate).
   void set_handler(napi_env env, napi_value handler, napi_value later);
   // Loop thread: delivers what has arrived (from `later`'s setImmediate).

@@ -10,10 +10,14 @@ namespace rwnode {
 namespace {
 
 // UTF-16 to UTF-8, a lone surrogate becoming U+FFFD (as V8's own conversion does). Reading the string as UTF-16 and
-// encoding it here costs about half of V8's String::WriteUtf8 for the short ASCII keys that are the usual case.
+// encoding it here costs about half of V8's String::WriteUtf8 for the short ASCII keys that are the usual case. Their
+// ASCII head is copied first by a loop of its own (one unit at a time: the units were just written by V8 one at a
+// time, and reading several as one word stalls on those writes).
 size_t encode_utf8(const char16_t* in, size_t n, char* out) {
-  char* o = out;
-  for (size_t i = 0; i < n; ++i) {
+  size_t i = 0;
+  for (; i < n && in[i] < 0x80; ++i) out[i] = static_cast<char>(in[i]);
+  char* o = out + i;
+  for (; i < n; ++i) {
     uint32_t c = in[i];
     if (c < 0x80) {
       *o++ = static_cast<char>(c);
@@ -43,23 +47,21 @@ size_t encode_utf8(const char16_t* in, size_t n, char* out) {
 
 }  // namespace
 
-std::string_view key_bytes(napi_env env, napi_value value, std::string& scratch) {
+KeyBuffer::KeyBuffer() : units_(ratewarden::kMaxKeyBytes + 1, u'\0'), bytes_(3 * units_.size(), '\0') {}
+
+std::string_view KeyBuffer::read(napi_env env, napi_value value) {
   // Strings first, without a type check: the common case costs one N-API call. A key of more than 4096 UTF-16
   // units is over 4096 bytes: it is read whole only so that the core can report its true length.
-  thread_local std::u16string units(ratewarden::kMaxKeyBytes + 1, u'\0');
   size_t len = 0;
-  napi_status status = napi_get_value_string_utf16(env, value, units.data(), units.size() + 1, &len);
-  if (status == napi_ok && len == units.size()) {
+  napi_status status = napi_get_value_string_utf16(env, value, units_.data(), units_.size() + 1, &len);
+  if (status == napi_ok && len == units_.size()) {
     napi_get_value_string_utf16(env, value, nullptr, 0, &len);
     std::u16string all(len, u'\0');
-    status = napi_get_value_string_utf16(env, value, all.data(), len + 1, &len);
-    scratch.resize(3 * len);
-    return std::string_view(scratch.data(), encode_utf8(all.data(), len, scratch.data()));
+    napi_get_value_string_utf16(env, value, all.data(), len + 1, &len);
+    long_key_.resize(3 * len);
+    return std::string_view(long_key_.data(), encode_utf8(all.data(), len, long_key_.data()));
   }
-  if (status == napi_ok) {
-    if (scratch.size() < 3 * units.size()) scratch.resize(3 * units.size());
-    return std::string_view(scratch.data(), encode_utf8(units.data(), len, scratch.data()));
-  }
+  if (status == napi_ok) return std::string_view(bytes_.data(), encode_utf8(units_.data(), len, bytes_.data()));
   bool typed = false;
   napi_typedarray_type type;
   void* data = nullptr;
@@ -73,10 +75,6 @@ std::string_view key_bytes(napi_env env, napi_value value, std::string& scratch)
                                       "symbol",    "object", "function", "external", "bigint"};
   throw_invalid(Napi::Env(env), std::string("key must be a string or a Buffer, got ") +
                                     (kind >= 0 && kind <= napi_bigint ? names[kind] : "something else"));
-}
-
-std::string_view key_bytes(const Napi::Value& value, std::string& scratch) {
-  return key_bytes(value.Env(), value, scratch);
 }
 
 int64_t integer_value(napi_env env, napi_value value, const char* name) {

@@ -11,10 +11,21 @@
 
 namespace rwnode {
 
-// The bytes of a key given as a string (UTF-8) or a Buffer / Uint8Array (as is). A string key is copied into
-// `scratch`; a Buffer key is viewed in place, valid while the JS value is. The core checks the length.
-std::string_view key_bytes(const Napi::Value& value, std::string& scratch);
-std::string_view key_bytes(napi_env env, napi_value value, std::string& scratch);
+// Reads keys: the bytes of a key given as a string (as UTF-8) or a Buffer / Uint8Array (as is). A string key is
+// converted into this buffer's space, reused by the next read (no allocation for keys up to the core's 4096 bytes);
+// a Buffer key is viewed in place, valid while the JS value is. The core checks the length. One per environment
+// (AddonData): reads happen on its loop thread, one call at a time.
+class KeyBuffer {
+ public:
+  KeyBuffer();
+  std::string_view read(napi_env env, napi_value value);
+  std::string_view read(const Napi::Value& value) { return read(value.Env(), value); }
+
+ private:
+  std::u16string units_;  // kMaxKeyBytes + 1 units: a string that fills them is over the limit
+  std::string bytes_;     // their UTF-8: at most 3 bytes per unit
+  std::string long_key_;  // a key over the limit, read whole for the core's message
+};
 
 // An integer Number, such as a cost: NaN, Infinity and fractions are invalid here (named `name` in the message);
 // the range is checked by the core.

@@ -64,13 +64,12 @@ Napi::Float64Array decisions_array(Napi::Env env, const std::vector<Decision>& d
   return out;
 }
 
-// The keys of a batch, each one's bytes owned (a string key is converted into scratch space that the next key
-// reuses).
+// The keys of a batch, each one's bytes owned (the buffer's space is reused by the next key).
 struct KeyList {
   std::vector<std::string> owned;
   std::vector<std::string_view> views;
-  KeyList(const Napi::Array& keys, std::string& scratch) : owned(keys.Length()), views(keys.Length()) {
-    for (uint32_t i = 0; i < keys.Length(); ++i) views[i] = owned[i] = std::string(key_bytes(keys[i], scratch));
+  KeyList(const Napi::Array& keys, KeyBuffer& buffer) : owned(keys.Length()), views(keys.Length()) {
+    for (uint32_t i = 0; i < keys.Length(); ++i) views[i] = owned[i] = std::string(buffer.read(keys[i]));
   }
 };
 
@@ -97,19 +96,21 @@ LimiterWrap::LimiterWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Limi
     return std::make_shared<ratewarden::Limiter>(policy, store.store(), limiter_options(info[2]));
   });
   completions_ = &addon_data(env).completions;
+  keys_ = &addon_data(env).keys;
   Napi::Float64Array out = info[3].As<Napi::Float64Array>();
   out_ref_ = Napi::Persistent(out);
   out_ = out.Data();
   // The functions die with this object: the JS layer holds them only through it.
   using ratewarden::Mode;
   Napi::Object self = info.This().As<Napi::Object>();
-  self.Set("hitSync", Napi::Function(env, own_function(env, "hitSync", &decide_sync<Mode::hit>, this)));
-  self.Set("peekSync", Napi::Function(env, own_function(env, "peekSync", &decide_sync<Mode::peek>, this)));
+  self.Set("hitSync", Napi::Function(env, own_function(env, "hitSync", &decide_sync<Mode::hit, false>, this)));
+  self.Set("allowSync", Napi::Function(env, own_function(env, "allowSync", &decide_sync<Mode::hit, true>, this)));
+  self.Set("peekSync", Napi::Function(env, own_function(env, "peekSync", &decide_sync<Mode::peek, false>, this)));
   self.Set("hit", Napi::Function(env, own_function(env, "hit", &decide_async<Mode::hit>, this)));
   self.Set("peek", Napi::Function(env, own_function(env, "peek", &decide_async<Mode::peek>, this)));
 }
 
-template <ratewarden::Mode mode>
+template <ratewarden::Mode mode, bool allowed_only>
 napi_value LimiterWrap::decide_sync(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
@@ -117,11 +118,16 @@ napi_value LimiterWrap::decide_sync(napi_env env, napi_callback_info info) {
   napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
   auto* self = static_cast<LimiterWrap*>(data);
   return js_callback(env, [&]() -> napi_value {
-    const std::string_view key = key_bytes(env, argv[0], self->scratch_);
+    const std::string_view key = self->keys_->read(env, argv[0]);
     const int64_t cost = argc < 2 ? 1 : integer_value(env, argv[1]);
-    write_decision(mode == ratewarden::Mode::hit ? self->limiter_->hit(key, cost) : self->limiter_->peek(key, cost),
-                   self->out_);
-    return nullptr;
+    const Decision d = mode == ratewarden::Mode::hit ? self->limiter_->hit(key, cost) : self->limiter_->peek(key, cost);
+    if (!allowed_only) {
+      write_decision(d, self->out_);
+      return nullptr;
+    }
+    napi_value allowed = nullptr;
+    napi_get_boolean(env, d.allowed, &allowed);
+    return allowed;
   });
 }
 
@@ -133,7 +139,7 @@ napi_value LimiterWrap::decide_async(napi_env env, napi_callback_info info) {
   napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
   auto* self = static_cast<LimiterWrap*>(data);
   return js_callback(env, [&]() -> napi_value {
-    const std::string_view key = key_bytes(env, argv[0], self->scratch_);
+    const std::string_view key = self->keys_->read(env, argv[0]);
     const int64_t cost = integer_value(env, argv[1]);
     const uint32_t id = call_id(env, argv[2]);
     // The core validates the key and the cost, throwing before anything starts.
@@ -147,25 +153,25 @@ napi_value LimiterWrap::decide_async(napi_env env, napi_callback_info info) {
 }
 
 void LimiterWrap::reset_sync(const Napi::CallbackInfo& info) {
-  const std::string_view key = key_bytes(info[0], scratch_);
+  const std::string_view key = keys_->read(info[0]);
   guarded(info.Env(), [&] { limiter_->reset(key); });
 }
 
 Napi::Value LimiterWrap::hit_many_sync(const Napi::CallbackInfo& info) {
-  KeyList keys(array_arg(info[0], "keys"), scratch_);
+  KeyList keys(array_arg(info[0], "keys"), *keys_);
   const int64_t cost = integer_value(info[1]);
   return decisions_array(info.Env(), guarded(info.Env(), [&] { return limiter_->hit_many(keys.views, cost); }));
 }
 
 void LimiterWrap::reset(const Napi::CallbackInfo& info) {
-  const std::string_view key = key_bytes(info[0], scratch_);
+  const std::string_view key = keys_->read(info[0]);
   const uint32_t id = call_id(info.Env(), info[1]);
   guarded(info.Env(), [&] { limiter_->reset_async(key, completions_->on_done(id), Completion::any_thread); });
   completions_->started(info.Env());
 }
 
 void LimiterWrap::hit_many(const Napi::CallbackInfo& info) {
-  KeyList keys(array_arg(info[0], "keys"), scratch_);
+  KeyList keys(array_arg(info[0], "keys"), *keys_);
   const int64_t cost = integer_value(info[1]);
   const uint32_t id = call_id(info.Env(), info[2]);
   // Every key is validated before anything is charged.

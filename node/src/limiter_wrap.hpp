@@ -9,6 +9,7 @@
 #include <string>
 
 #include "completions.hpp"
+#include "convert.hpp"
 #include "ratewarden/limiter.hpp"
 
 namespace rwnode {
@@ -16,21 +17,22 @@ namespace rwnode {
 class LimiterWrap : public Napi::ObjectWrap<LimiterWrap> {
  public:
   static Napi::Function define(Napi::Env env);
-  // new Limiter(store, policy, {algorithm, burst, buckets, prefix, onStoreError}, out: Float64Array(6))
+  // new Limiter(store, policy, {algorithm, burst, buckets, prefix, onStoreError}, out: Float64Array(7))
   explicit LimiterWrap(const Napi::CallbackInfo& info);
 
  private:
   // Own functions of each instance that find it through their data pointer (an instance method's unwrap and
   // argument checks would be a good part of a memory-store call):
   //  hitSync(key[, cost]), peekSync(key[, cost]): the decision goes to `out`;
+  //  allowSync(key[, cost]): a hit that returns only whether it is allowed (a boolean, nothing written to `out`);
   //  hit(key, cost, id), peek(key, cost, id): asynchronous. Bad input throws here, before anything starts.
-  template <ratewarden::Mode mode>
+  template <ratewarden::Mode mode, bool allowed_only>
   static napi_value decide_sync(napi_env env, napi_callback_info info);
   template <ratewarden::Mode mode>
   static napi_value decide_async(napi_env env, napi_callback_info info);
   // resetSync(key).
   void reset_sync(const Napi::CallbackInfo& info);
-  // hitManySync(keys, cost) -> Float64Array of 6 numbers per key.
+  // hitManySync(keys, cost) -> Float64Array of 7 numbers per key.
   Napi::Value hit_many_sync(const Napi::CallbackInfo& info);
   // Asynchronous: reset(key, id), hitMany(keys, cost, id).
   void reset(const Napi::CallbackInfo& info);
@@ -43,7 +45,7 @@ class LimiterWrap : public Napi::ObjectWrap<LimiterWrap> {
   Completions* completions_ = nullptr;  // the environment's; lives as long as it
   Napi::Reference<Napi::Float64Array> out_ref_;
   double* out_ = nullptr;
-  std::string scratch_;
+  KeyBuffer* keys_ = nullptr;           // the environment's too
 };
 
 }  // namespace rwnode

@@ -35,6 +35,7 @@ void TestClockWrap::set(const Napi::CallbackInfo&, const Napi::Value& value) { n
 Napi::Function StoreWrap::define(Napi::Env env) {
   return DefineClass(env, "Store",
                      {InstanceMethod<&StoreWrap::describe>("describe"),
+                      InstanceMethod<&StoreWrap::stats>("stats"),
                       InstanceAccessor<&StoreWrap::get_in_memory>("inMemory"),
                       InstanceAccessor<&StoreWrap::get_shared>("shared")});
 }
@@ -62,6 +63,15 @@ StoreWrap& StoreWrap::from(const Napi::Value& value, const char* what) {
 
 Napi::Value StoreWrap::describe(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), store_->describe());
+}
+
+Napi::Value StoreWrap::stats(const Napi::CallbackInfo& info) {
+  const ratewarden::StoreStats s = store_->stats();
+  Napi::Object out = Napi::Object::New(info.Env());
+  out.Set("keys", static_cast<double>(s.keys));
+  out.Set("maxKeys", static_cast<double>(s.max_keys));
+  out.Set("evictions", static_cast<double>(s.evictions));
+  return out;
 }
 
 Napi::Value StoreWrap::get_in_memory(const Napi::CallbackInfo& info) {

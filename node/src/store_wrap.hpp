@@ -38,6 +38,8 @@ class StoreWrap : public Napi::ObjectWrap<StoreWrap> {
 
  private:
   Napi::Value describe(const Napi::CallbackInfo& info);
+  // {keys, maxKeys, evictions}: the core's StoreStats.
+  Napi::Value stats(const Napi::CallbackInfo& info);
   Napi::Value get_in_memory(const Napi::CallbackInfo& info);
   Napi::Value get_shared(const Napi::CallbackInfo& info);
 

@@ -27,6 +27,29 @@ describe('memory store', () => {
     assert.equal((await limiter.peek('alice')).used, 0);
   });
 
+  test('allowSync is a hit that answers whether it is allowed, with a boolean', () => {
+    const limiter = new Limiter({ policy: '3/minute' });
+    assert.equal(limiter.allowSync('alice'), true);
+    assert.equal(limiter.allowSync('alice', { cost: 2 }), true);
+    assert.equal(limiter.allowSync('alice'), false);
+    assert.equal(limiter.hitSync('alice').used, 3);  // the denial consumed nothing
+    assert.equal(limiter.allowSync(Buffer.from('bob')), true);
+    assert.equal(limiter.hitSync('bob').remaining, 1);  // a Buffer and the same string are one key
+    assert.equal(limiter.allowSync('\u00e9'), true);
+    assert.equal(limiter.hitSync(Buffer.from('\u00e9', 'utf8')).remaining, 1);
+  });
+
+  test('store.stats(): states held, the bound, and the live states evicted to keep it', () => {
+    const store = new Store('memory://?max_keys=100');
+    assert.deepEqual(store.stats(), { keys: 0, maxKeys: 100, evictions: 0 });
+    const limiter = new Limiter({ policy: '1/hour', store });
+    for (let i = 0; i < 1000; i++) limiter.allowSync(`k${i}`);
+    const { keys, maxKeys, evictions } = store.stats();
+    assert.equal(maxKeys, 100);
+    assert.ok(keys <= 100 && keys > 0, `${keys} keys held`);
+    assert.equal(keys + evictions, 1000);  // none expired: every state is held or was evicted
+  });
+
   test('a Buffer key and the same string share one state; binary keys with NUL work', async () => {
     const limiter = new Limiter({ policy: '2/minute' });
     await limiter.hit('alice');
@@ -156,6 +179,17 @@ describe('bad input is an Error with a code, never a crash', () => {
       await assert.rejects(limiter.hit(...args), INVALID, `hit(${args.map(String)})`);
       await assert.rejects(limiter.peek(...args), INVALID, `peek(${args.map(String)})`);
       assert.throws(() => limiter.hitSync(...args), INVALID, `hitSync(${args.map(String)})`);
+      // allowSync fails as hitSync does: the same error, the same message.
+      const thrown = (f) => {
+        try {
+          f();
+        } catch (error) {
+          return [error.constructor, error.code, error.message];
+        }
+        return undefined;
+      };
+      assert.deepEqual(thrown(() => limiter.allowSync(...args)), thrown(() => limiter.hitSync(...args)),
+        `allowSync(${args.map(String)})`);
     }
     await assert.rejects(limiter.reset(''), INVALID);
     await assert.rejects(limiter.hitMany('abc'), INVALID);
@@ -166,6 +200,9 @@ describe('bad input is an Error with a code, never a crash', () => {
   test('an invalid-argument error points at the caller', async () => {
     const error = await limiter.hit('').catch((e) => e);
     assert.match(error.stack.split('\n')[1], /limiter\.test\.js/);
+    for (const method of ['hitSync', 'allowSync']) {
+      assert.throws(() => limiter[method](''), (e) => /limiter\.test\.js/.test(e.stack.split('\n')[1]), method);
+    }
   });
 });
 
@@ -188,6 +225,8 @@ describe('Redis store', () => {
     await limiter.reset('alice');
     assert.equal(await redis.command('EXISTS', 'rw:{alice}:v2:fixed_window:100:60000'), '0');
     assert.throws(() => limiter.hitSync('alice'), INVALID);
+    assert.throws(() => limiter.allowSync('alice'), { ...INVALID, message: /allowSync works on the memory store only/ });
+    assert.deepEqual(limiter.store.stats(), { keys: 0, maxKeys: 0, evictions: 0 });
   });
 
   test('limiters given the same URL string share one Store', () => {

@@ -17,6 +17,9 @@ async function api(): Promise<void> {
   clock.nowUs += 5;
   const store = new ratewarden.Store('memory://', { testClock: clock });
   const kinds: boolean[] = [store.inMemory, store.shared];
+  const ok: boolean = new ratewarden.Limiter({ policy: '1/s', store }).allowSync('k', { cost: 1 });
+  const stats: ratewarden.StoreStats = store.stats();
+  const held: number = stats.keys + stats.maxKeys + stats.evictions;
   const rates: readonly ratewarden.Rate[] = new ratewarden.Limiter({ policy: '1/s', store }).policies;
   try {
     await limiter.hit('');
@@ -24,7 +27,7 @@ async function api(): Promise<void> {
     const code: ratewarden.ErrorCode = (e as ratewarden.RatewardenError).code;
     if (code === ratewarden.codes.STORE_TIMEOUT) console.log('timeout');
   }
-  console.log(allowed, wait, many, nothing, peeked, sync, rates, kinds, ratewarden.version);
+  console.log(allowed, wait, many, nothing, peeked, sync, rates, kinds, ok, held, ratewarden.version);
 
   // @ts-expect-error the policy is required
   new ratewarden.Limiter({});
@@ -36,6 +39,8 @@ async function api(): Promise<void> {
   await limiter.hit(42);
   // @ts-expect-error decisions are read-only
   d.allowed = false;
+  // @ts-expect-error allowSync answers a boolean, not a decision
+  new ratewarden.Limiter({ policy: '1/s' }).allowSync('k').remaining;
 }
 
 const app = express();
