@@ -109,6 +109,11 @@ bool MemoryStore::drop_expired_elsewhere(const Shard& own, int64_t now_us) {
   return false;
 }
 
+void MemoryStore::evicted() {
+  evictions_.fetch_add(1, std::memory_order_relaxed);
+  entries_.fetch_sub(1, std::memory_order_relaxed);
+}
+
 void MemoryStore::make_room(Shard& own, int64_t now_us) {
   // Reserve the new entry's place first, so that threads inserting at once never overshoot the bound together.
   if (entries_.fetch_add(1, std::memory_order_relaxed) < options_.max_keys) return;
@@ -118,14 +123,13 @@ void MemoryStore::make_room(Shard& own, int64_t now_us) {
     return;
   }
   // Every entry is live: the least recently used goes.
-  evictions_.fetch_add(1, std::memory_order_relaxed);
-  entries_.fetch_sub(1, std::memory_order_relaxed);
-  if (own.drop_least_recent()) return;
+  if (own.drop_least_recent()) return evicted();
   // This shard is empty (the others hold every entry, or will once the inserts they reserved are done): take one
   // from another; their locks are held only for a call at a time.
-  if (shard_mask_ == 0) return;
   const size_t start = static_cast<size_t>(&own - shards_.get());
   for (size_t i = 1;; ++i) {
+    // Room may have appeared meanwhile (a reset, an entry dropped by another insert): the reservation fits.
+    if (entries_.load(std::memory_order_relaxed) <= options_.max_keys) return;
     Shard& s = shards_[(start + i) & shard_mask_];
     if (&s == &own) {
       std::this_thread::yield();
@@ -134,7 +138,7 @@ void MemoryStore::make_room(Shard& own, int64_t now_us) {
     if (!s.mu.try_lock()) continue;
     const bool dropped = s.drop_least_recent();
     s.mu.unlock();
-    if (dropped) return;
+    if (dropped) return evicted();
   }
 }
 

@@ -231,5 +231,30 @@ TEST(MemoryStore, ThreadsOnManyKeysStayConsistent) {
   EXPECT_LE(store->size(), 5000);
 }
 
+// Threads inserting, resetting and evicting at once at a small bound over several shards: the bound holds, every
+// entry is counted once, and nothing waits forever (an insert that finds its shard empty takes from another).
+TEST(MemoryStore, ThreadsAtTheBoundKeepItExactly) {
+  auto store = std::make_shared<MemoryStore>(MemoryStoreOptions{256, 4, {}});
+  ASSERT_EQ(store->shard_count(), 4u);
+  Limiter limiter("1/hour", store);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5000; ++i) {
+        const std::string key = "t" + std::to_string(t) + ":" + std::to_string(i);
+        limiter.hit(key);
+        if (i % 7 == 0) limiter.reset(key);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const StoreStats stats = store->stats();
+  EXPECT_LE(stats.keys, 256);
+  EXPECT_GT(stats.evictions, 10000);
+  EXPECT_EQ(stats.keys, store->size());
+  for (int i = 0; i < 300; ++i) limiter.hit("after" + std::to_string(i));
+  EXPECT_EQ(store->stats().keys, 256);
+}
+
 }  // namespace
 }  // namespace ratewarden::testing

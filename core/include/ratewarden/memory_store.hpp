@@ -57,6 +57,7 @@ class MemoryStore final : public InProcessStore {
   // dropped from any shard, else own's least recently used.
   void make_room(memory::Shard& own, int64_t now_us);
   bool drop_expired_elsewhere(const memory::Shard& own, int64_t now_us);
+  void evicted();  // a live entry was dropped to make room
   void lower_hint(int64_t at_us);
   void insert(memory::Shard& shard, uint64_t hash, const memory::KeyRef& key, AlgorithmState&& state,
               int64_t expires_at_us, int64_t now_us);
