@@ -9,6 +9,7 @@ scripts/setup.sh
 export npm_config_nodedir=/usr
 [ -f build-node/Release/ratewarden.node ] && [ -d node_modules/rate-limiter-flexible ] || \
   npm ci --foreground-scripts --no-progress >/dev/null
+[ -d bench/node/express/node_modules/express4 ] || npm ci --prefix bench/node/express --no-progress >/dev/null
 
 free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 dir=$(mktemp -d)
