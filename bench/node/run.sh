@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 source bench/node/setup.sh
+[ -d bench/node/express/node_modules/express4 ] || npm ci --prefix bench/node/express --no-progress >/dev/null
 
 free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 dir=$(mktemp -d)

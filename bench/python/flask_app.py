@@ -1,7 +1,12 @@
-"""The Flask app of the HTTP benchmark: one route, limited (so every request is allowed) or not.
+"""The Flask app of the HTTP benchmark, served by gunicorn (`gunicorn flask_app:app`): two routes, each one view
+returning a short text.
 
-BENCH_VARIANT = bare | ratewarden | flask-limiter; BENCH_STORE = memory:// or a redis:// URL. Both limiters send
-their rate-limit headers. Served by gunicorn: `gunicorn flask_app:app`.
+- ``/``: limited to 10^9 a minute per client address, so every request is allowed and pays for a full decision;
+- ``/denied``: limited to 1 a day per client address, and that one request is made when the app is loaded (in every
+  gunicorn worker, each of which has its own memory store), so every request of the benchmark is refused.
+
+BENCH_VARIANT = bare (no limiter: the baseline of both routes) | ratewarden | flask-limiter; BENCH_STORE = memory://
+or a redis:// URL. Both limiters send their rate-limit headers.
 """
 
 import os
@@ -10,7 +15,8 @@ from flask import Flask
 
 VARIANT = os.environ.get("BENCH_VARIANT", "bare")
 STORE = os.environ.get("BENCH_STORE", "memory://")
-POLICY = "1000000000/minute"
+ALLOWED = "1000000000/minute"
+DENIED = "1/day"
 
 app = Flask(__name__)
 
@@ -19,18 +25,29 @@ def hello() -> str:
     return "hello\n"
 
 
+def denied() -> str:
+    return "hello\n"
+
+
 if VARIANT == "ratewarden":
     from ratewarden.flask import RateLimiter
 
     limiter = RateLimiter(app, store=STORE, prefix="bench-http")
-    hello = limiter.limit(POLICY)(hello)
+    hello = limiter.limit(ALLOWED)(hello)
+    denied = limiter.limit(DENIED)(denied)
 elif VARIANT == "flask-limiter":
     from flask_limiter import Limiter
     from flask_limiter.util import get_remote_address
 
     flask_limiter = Limiter(get_remote_address, app=app, storage_uri=STORE, headers_enabled=True)
-    hello = flask_limiter.limit(POLICY)(hello)
+    hello = flask_limiter.limit(ALLOWED)(hello)
+    denied = flask_limiter.limit(DENIED)(denied)
 elif VARIANT != "bare":
     raise SystemExit(f"unknown BENCH_VARIANT {VARIANT!r}")
 
 app.add_url_rule("/", view_func=hello)
+app.add_url_rule("/denied", view_func=denied)
+
+if VARIANT != "bare":
+    # wrk connects from 127.0.0.1: use up that key's one request a day on /denied.
+    app.test_client().get("/denied", environ_base={"REMOTE_ADDR": "127.0.0.1"})

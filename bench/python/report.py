@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Dict
+from typing import Any, Dict
 
-results: Dict[str, float] = {}  # µs per call, or requests/s
-cpu: Dict[str, float] = {}  # HTTP: gunicorn's CPU µs per request
+results: Dict[str, float] = {}  # µs per call
+http: Dict[str, Dict[str, Any]] = {}  # http_bench.py's records
 for line in sys.stdin:
     if line.startswith("{"):
         item = json.loads(line)
-        results[item["name"]] = item["us"] if "us" in item else item["rps"]
-        if "cpu_us" in item:
-            cpu[item["name"]] = item["cpu_us"]
+        if item["name"].startswith("http."):
+            http[item["name"]] = item
+        else:
+            results[item["name"]] = item["us"]
 
 
 def fastest(prefix: str, suffix: str = "") -> "tuple[str, float]":
@@ -39,12 +40,17 @@ for threads, target in ((1, ">= 1.5x"), (8, ">= 3x")):
     us = results[f"rw.redis.hit.{threads}"]
     row(f"Redis `hit()`, {threads} thread{'s' if threads > 1 else ''}, µs/call", f"{us:.1f}",
         f"{limits_redis:.1f} (limits {strategy})", limits_redis / us, target)
+# HTTP: time per request over the bare app's (lower is better), median of the rounds, with their spread.
 for server in ("sync", "gthread"):
-    bare, bare_cpu = results[f"http.{server}.bare"], cpu[f"http.{server}.bare"]
-    for store, target in (("memory", ">= 0.9x"), ("redis", ">= 0.8x")):
-        ours, theirs = results[f"http.{server}.ratewarden.{store}"], results[f"http.{server}.flask-limiter.{store}"]
-        row(f"Flask, gunicorn {server}, {store} store: req/s (bare {bare:.0f})", f"{ours:.0f}",
-            f"{theirs:.0f} = {theirs / bare:.2f}x (Flask-Limiter)", ours / bare, target)
-        ours_cpu, theirs_cpu = cpu[f"http.{server}.ratewarden.{store}"], cpu[f"http.{server}.flask-limiter.{store}"]
-        print(f"| &nbsp; gunicorn CPU µs/request (bare {bare_cpu:.0f}), added | +{ours_cpu - bare_cpu:.0f} | "
-              f"+{theirs_cpu - bare_cpu:.0f} (Flask-Limiter) | {bare_cpu / ours_cpu:.2f}x | |")
+    if f"http.{server}.bare" not in http:
+        continue
+    bare = http[f"http.{server}.bare"]
+    print(f"| Flask, gunicorn {server}: bare app | {bare['rps']:.0f} req/s, {bare['cpu_us']:.0f} CPU µs/req | | | |")
+    for name, item in http.items():
+        if not name.startswith(f"http.{server}.") or "time_ratio" not in item:
+            continue
+        target = item["target"]
+        verdict = "-" if target is None else f"<= {target:.2f}x {'met' if item['time_ratio'] <= target else 'MISS'}"
+        print(f"| &nbsp; {name.split('.', 2)[2]}: time/request over bare | {item['rps']:.0f} req/s, "
+              f"{item['cpu_us']:.0f} CPU µs/req (CPU {item['cpu_ratio']:.2f}x) | | {item['time_ratio']:.3f}x "
+              f"({item['time_ratio_min']:.3f}–{item['time_ratio_max']:.3f}) | {verdict} |")

@@ -2,8 +2,8 @@
 # The Python benchmark, one command: ratewarden against limits and Flask-Limiter (current releases from PyPI,
 # installed into a benchmark-only venv), in one run, printing one table with the ratios of that run.
 #   - calls.py: hit()/allow() on the memory store over 10k keys; hit() on Redis with 1 and 8 threads.
-#   - http_bench.py: one Flask route under gunicorn (2 gthread workers x 4 threads) and wrk, bare / ratewarden /
-#     Flask-Limiter, memory and Redis stores.
+#   - http_bench.py: Flask under gunicorn (sync and gthread workers) and wrk: ratewarden's time per request over
+#     the bare app's, allowed and denied, memory and Redis stores (Flask-Limiter as a reference).
 # redis-server runs at a higher CPU priority (when allowed) to stand in for a Redis host of its own: on 2 shared
 # cores its wake-up latency would otherwise measure the scheduler, for every limiter alike.
 set -euo pipefail

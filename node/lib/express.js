@@ -9,11 +9,13 @@
 
 const { Limiter } = require('./limiter');
 const { DEFAULT_IPV6_SUBNET, clientKey } = require('./client_ip');
-const { STYLES, rateLimitFields } = require('./headers');
+const { STYLES, Fields, rateLimitFields } = require('./headers');
 const { invalidArgument } = require('./errors');
 
-// What every ratewarden limiter met so far on a request reported: its fields are computed from all of them.
-const REPORTS = Symbol('ratewarden.reports');
+// What the ratewarden limiters met so far on a request did: { counted, reports }, the limiters that counted it and
+// what they reported (its fields are computed from all of them). One property on the request: Express gives each
+// request its prototype, after which every property added to it is slow to add.
+const STATE = Symbol('ratewarden');
 
 const KNOWN = ['limit', 'window', 'policy', 'algorithm', 'burst', 'buckets', 'prefix', 'store', 'key', 'skip',
   'handler', 'onKeyError', 'message', 'statusCode', 'headers', 'legacyHeaders', 'onStoreError', 'ipv6Subnet'];
@@ -108,26 +110,31 @@ function rateLimit(options = {}) {
   });
   const sync = limiter.store.inMemory;
   const quotas = limiter.policies.map((r) => ({ name: policyName(r), limit: r.limit, periodMs: r.periodMs }));
+  const ownFields = new Fields([quotas], headers, legacyHeaders);  // when this is the request's only limiter
+  // The default answer to a denial, when the message is text: its bytes, made once.
+  const body = typeof message === 'string' ? Buffer.from(message) : undefined;
   const keyOf = key || ((req) => {
     warnForwardedFor(req);
     return req.ip === undefined ? undefined : clientKey(req.ip, ipv6Subnet);
   });
-  // One hit per request, even when the same middleware is met twice (mounted on the app and on a router).
-  const counted = Symbol('ratewarden.counted');
 
   // The fields are those of every limiter on the request so far (Python's Flask extension computes them alike):
   // each limiter sets them again with its own report added.
   function respond(req, res, next, decision) {
-    const reports = res[REPORTS] ?? (res[REPORTS] = []);
+    const { reports } = req[STATE];
     reports.push({ quotas, decision });
-    for (const [name, value] of rateLimitFields(reports, headers, legacyHeaders, Date.now())) {
-      res.setHeader(name, value);
-    }
+    const fields = reports.length === 1 ? ownFields.of([decision], legacyHeaders ? Date.now() : 0)
+      : rateLimitFields(reports, headers, legacyHeaders, Date.now());
+    for (let i = 0; i < fields.length; i++) res.setHeader(fields[i][0], fields[i][1]);
     req.rateLimit = decision;
     if (decision.allowed) return next();
     if (handler) return handler(req, res, next, decision);
-    res.status(statusCode);
-    return typeof message === 'string' ? res.type('text/plain').send(message) : res.send(message);
+    if (body === undefined) return res.status(statusCode).send(message);
+    // A text message is ended here, as res.send would send it (but without an ETag, which a refusal has no use for).
+    res.statusCode = statusCode;
+    res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+    res.setHeader('Content-Length', body.length);
+    return res.end(req.method === 'HEAD' ? undefined : body);
   }
 
   function decide(req, res, next, k) {
@@ -176,8 +183,12 @@ function rateLimit(options = {}) {
   }
 
   return function ratewardenMiddleware(req, res, next) {
-    if (req[counted]) return next();
-    req[counted] = true;
+    // One hit per request, even when the same middleware is met twice (mounted on the app and on a router); a
+    // middleware is known by its quotas array, which is its own.
+    const state = req[STATE];
+    if (state === undefined) req[STATE] = { counted: [quotas], reports: [] };
+    else if (state.counted.includes(quotas)) return next();
+    else state.counted.push(quotas);
     const result = start(req, res, next);
     // A handler or onKeyError that throws after an await goes to Express, not to an unhandled rejection.
     if (isPromise(result)) result.catch(next);

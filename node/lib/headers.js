@@ -24,43 +24,69 @@ function sfString(text) {
 // Retry-After never points before the end of the effective window (the draft's §6).
 const windowOf = (d) => ceilSeconds(d.allowed ? d.resetAfterUs : d.retryAfterUs);
 
-// draft-8's items: a policy, and the service limit of a checked limit, named after the policy its decision reports.
-const policyItem = (q) => `${sfString(q.name)};q=${q.limit};w=${Math.ceil(q.periodMs / 1000)}`;
-const limitItem = ({ quotas, decision: d }) =>
-  `${sfString(quotas[d.policyIndex].name)};r=${d.remaining};t=${windowOf(d)}`;
+const windowSeconds = (q) => Math.ceil(q.periodMs / 1000);
 
-// The fields of a response on which `reports` were made, as [name, value] pairs. A report is one limit of the
-// response: { quotas, decision }, its policies in the limiter's order ({ name, limit, periodMs }) and its decision
-// (undefined when the limit was not checked on this request). `style` is one of STYLES or false; `legacy` adds
-// X-RateLimit-*; `nowMs` is the Unix time (for X-RateLimit-Reset). A denial always gets Retry-After. No report with
-// a decision, no field. The fields that hold one decision (draft-6/7, legacy, Retry-After) show the denial if there
-// is one, else the lowest remaining, the first of equals.
-function rateLimitFields(reports, style, legacy, nowMs) {
-  const decided = reports.filter((r) => r.decision !== undefined);
-  if (decided.length === 0) return [];
-  const shown = decided.find((r) => !r.decision.allowed) ??
-    decided.reduce((low, r) => (r.decision.remaining < low.decision.remaining ? r : low));
-  const d = shown.decision;
-  const fields = [];
-  if (style === 'draft-8') {
-    fields.push(['RateLimit-Policy', reports.flatMap((r) => r.quotas.map(policyItem)).join(', ')],
-      ['RateLimit', decided.map(limitItem).join(', ')]);
-  } else if (style === 'draft-6' || style === 'draft-7') {
-    const policies = shown.quotas.map((q) => `${q.limit};w=${Math.ceil(q.periodMs / 1000)}`);
-    fields.push(['RateLimit-Policy', policies.join(', ')]);
-    if (style === 'draft-7') {
-      fields.push(['RateLimit', `limit=${d.limit}, remaining=${d.remaining}, reset=${windowOf(d)}`]);
-    } else {
-      fields.push(['RateLimit-Limit', String(d.limit)], ['RateLimit-Remaining', String(d.remaining)],
-        ['RateLimit-Reset', String(windowOf(d))]);
+// The fields of the responses on which a fixed set of limits report: `quotas` holds each limit's policies, in the
+// limiter's order ({ name, limit, periodMs }). What depends only on them (the policies' field texts) is built once,
+// here; each call adds only the decisions' numbers. `style` is one of STYLES or false; `legacy` adds X-RateLimit-*.
+class Fields {
+  constructor(quotas, style, legacy) {
+    this.style = style;
+    this.legacy = legacy;
+    this.names = quotas.map((qs) => qs.map((q) => sfString(q.name)));  // every name checked, whatever the style
+    this.policy = quotas.flatMap((qs, i) => qs.map((q, j) => `${this.names[i][j]};q=${q.limit};w=${windowSeconds(q)}`))
+      .join(', ');
+    this.shortPolicies = quotas.map((qs) => qs.map((q) => `${q.limit};w=${windowSeconds(q)}`).join(', '));
+  }
+
+  // The fields, as [name, value] pairs, for one decision per limit (undefined: not checked); `nowMs` (the Unix
+  // time) matters only to X-RateLimit-Reset. A denial always gets Retry-After. No decision, no field. The fields
+  // that hold one decision (draft-6/7, legacy, Retry-After) show the denial if there is one, else the lowest
+  // remaining, the first of equals.
+  of(decisions, nowMs) {
+    let shown = 0;
+    let d = decisions[0];
+    if (decisions.length > 1) {
+      d = undefined;
+      for (let i = 0; i < decisions.length; i++) {
+        const x = decisions[i];
+        if (x === undefined) continue;
+        if (!x.allowed) {
+          [shown, d] = [i, x];
+          break;
+        }
+        if (d === undefined || x.remaining < d.remaining) [shown, d] = [i, x];
+      }
     }
+    if (d === undefined) return [];
+    const window = windowOf(d);
+    const fields = [];
+    if (this.style === 'draft-8') {
+      const items = decisions.length === 1 ? `${this.names[0][d.policyIndex]};r=${d.remaining};t=${window}`
+        : decisions.flatMap((x, i) => (x === undefined ? []
+          : [`${this.names[i][x.policyIndex]};r=${x.remaining};t=${windowOf(x)}`])).join(', ');
+      fields.push(['RateLimit-Policy', this.policy], ['RateLimit', items]);
+    } else if (this.style === 'draft-7') {
+      fields.push(['RateLimit-Policy', this.shortPolicies[shown]],
+        ['RateLimit', `limit=${d.limit}, remaining=${d.remaining}, reset=${window}`]);
+    } else if (this.style === 'draft-6') {
+      fields.push(['RateLimit-Policy', this.shortPolicies[shown]], ['RateLimit-Limit', String(d.limit)],
+        ['RateLimit-Remaining', String(d.remaining)], ['RateLimit-Reset', String(window)]);
+    }
+    if (this.legacy) {
+      fields.push(['X-RateLimit-Limit', String(d.limit)], ['X-RateLimit-Remaining', String(d.remaining)],
+        ['X-RateLimit-Reset', String(ceilSeconds(nowMs * 1000 + d.resetAfterUs))]);  // Unix time of a full quota
+    }
+    if (!d.allowed) fields.push(['Retry-After', String(window)]);  // the wait, as t
+    return fields;
   }
-  if (legacy) {
-    fields.push(['X-RateLimit-Limit', String(d.limit)], ['X-RateLimit-Remaining', String(d.remaining)],
-      ['X-RateLimit-Reset', String(ceilSeconds(nowMs * 1000 + d.resetAfterUs))]);  // Unix time of a full quota
-  }
-  if (!d.allowed) fields.push(['Retry-After', String(ceilSeconds(d.retryAfterUs))]);
-  return fields;
 }
 
-module.exports = { STYLES, rateLimitFields, sfString };
+// The fields of a response on which `reports` were made, as [name, value] pairs: a report is one limit of the
+// response, { quotas, decision } (decision undefined when the limit was not checked on this request). Fields with
+// its texts built for this one call.
+function rateLimitFields(reports, style, legacy, nowMs) {
+  return new Fields(reports.map((r) => r.quotas), style, legacy).of(reports.map((r) => r.decision), nowMs);
+}
+
+module.exports = { STYLES, Fields, rateLimitFields, sfString };

@@ -136,6 +136,22 @@ test('skip, sync and async', () =>
     }
   }));
 
+test('the default answer to a denial: the message as text, no body to a HEAD', () =>
+  withApp((app) => {
+    app.get('/', rateLimit({ limit: 1, window: 60_000, key: () => 'k' }), ok);
+  }, async (server) => {
+    assert.equal((await server.request('/')).status, 200);
+    const { status, body, headers } = await server.request('/');
+    assert.equal(status, 429);
+    assert.equal(body, 'Too many requests, please try again later.');
+    assert.equal(headers['content-type'], 'text/plain; charset=utf-8');
+    assert.equal(headers['content-length'], String(Buffer.byteLength(body)));
+    assert.equal(headers['retry-after'], '60');
+    assert.equal(headers.ratelimit, '"1-in-1min";r=0;t=60');
+    const head = await server.request('/', { method: 'HEAD' });
+    assert.deepEqual([head.status, head.body, head.headers['content-length']], [429, '', String(Buffer.byteLength(body))]);
+  }));
+
 test('a custom handler and message', () =>
   withApp((app) => {
     app.get('/h', rateLimit({

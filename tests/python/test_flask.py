@@ -253,6 +253,61 @@ def test_custom_429_handler_keeps_retry_after() -> None:
         assert headers["Retry-After"] == "60" and headers["RateLimit"] == '"login";r=0;t=60'
 
 
+@pytest.mark.parametrize("style, legacy", [(True, False), ("draft-6", True)])
+def test_refusal_is_the_exceptions_response_without_its_machinery(style: Any, legacy: bool) -> None:
+    # Without an error handler, a refusal is answered in before_request; with one that gives the exception back,
+    # Flask renders RateLimitExceeded itself. The two answers are the same.
+    answers = []
+    for handled in (False, True):
+        app, _ = login_app(RATEWARDEN_HEADERS=style, RATEWARDEN_LEGACY_HEADERS=legacy)
+        if handled:
+            app.errorhandler(RateLimitExceeded)(lambda error: error)
+        with serve(app) as client:
+            for _ in range(5):
+                client.post("/login", form={"username": "alice"})
+            status, headers, body = client.post("/login", form={"username": "alice"})
+        fields = sorted((k, v) for k, v in headers.items() if k not in ("Date", "Server", "Connection"))
+        if legacy:  # Unix time, in whole seconds: the two requests may fall on either side of a second
+            fields = [(k, v) for k, v in fields if k != "X-RateLimit-Reset"]
+        answers.append((status, fields, body))
+    assert answers[0] == answers[1]
+    assert answers[0][0] == 429 and ("Retry-After", "60") in answers[0][1]
+
+
+def test_every_kind_of_error_handler_still_gets_the_refusal() -> None:
+    from flask import Blueprint
+    from werkzeug.exceptions import HTTPException
+
+    for register in (
+        lambda app, bp, h: app.errorhandler(429)(h),
+        lambda app, bp, h: app.errorhandler(HTTPException)(h),
+        lambda app, bp, h: app.errorhandler(Exception)(h),
+        lambda app, bp, h: bp.errorhandler(RateLimitExceeded)(h),
+    ):
+        app = make_app()
+        limiter = RateLimiter(app)
+        bp = Blueprint("bp", __name__)
+
+        @bp.get("/login")
+        @limiter.limit("1/minute")
+        def login() -> str:
+            return "ok"
+
+        register(app, bp, lambda error: ("handled", 429))
+        app.register_blueprint(bp)
+        with serve(app) as client:
+            assert client.get("/login")[0] == 200
+            status, headers, body = client.get("/login")
+            assert (status, body, headers["Retry-After"]) == (429, "handled", "60")
+    # TRAP_HTTP_EXCEPTIONS: the exception goes up, as Flask does with every HTTP exception then.
+    app, _ = login_app(TRAP_HTTP_EXCEPTIONS=True, TESTING=True)
+    client = app.test_client()
+    for _ in range(5):
+        client.post("/login", data={"username": "alice"})
+    with pytest.raises(RateLimitExceeded):
+        client.post("/login", data={"username": "alice"})
+
+
 def test_client_address_behind_proxies() -> None:
     app = make_app(RATEWARDEN_PROXY_COUNT=2)
     RateLimiter(app)

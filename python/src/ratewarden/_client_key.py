@@ -23,6 +23,8 @@ def client_key(address: str, ipv6_subnet: int = DEFAULT_IPV6_SUBNET) -> str:
     """The key of a client address: IPv4 as is, an IPv4-mapped IPv6 address (``::ffff:1.2.3.4``) as its IPv4
     address, any other IPv6 address as its /ipv6_subnet network in RFC 5952 text (``2001:db8:abcd:1200::/56``; a zone
     id is dropped), and anything that is not an IP address unchanged."""
+    if ":" not in address:  # IPv4 or not an address: unchanged either way (and no parse: the common case is cheap)
+        return address
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:

@@ -13,7 +13,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from ._native import Decision
 
-__all__ = ["STYLES", "Quota", "Report", "ceil_seconds", "rate_limit_fields", "sf_string"]
+__all__ = ["STYLES", "Fields", "Quota", "Report", "ceil_seconds", "rate_limit_fields", "sf_string"]
 
 STYLES = ("draft-6", "draft-7", "draft-8")
 
@@ -48,9 +48,91 @@ def sf_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+class Fields:
+    """The fields of the responses of one route (or any fixed set of limits): ``quotas`` holds each limit's policies,
+    in the limiter's order; what depends only on them (the policies' field texts) is built once, here, and each call
+    adds only the decisions' numbers."""
+
+    __slots__ = ("legacy", "_style", "_names", "_policy", "_short_policies")
+
+    def __init__(self, quotas: Sequence[Sequence[Quota]], style: Optional[str], legacy: bool) -> None:
+        self.legacy = legacy
+        self._style = style
+        self._names = [[sf_string(q.name) for q in qs] for qs in quotas]  # every name checked, whatever the style
+        self._policy = ", ".join(
+            f"{name};q={q.limit};w={ceil_seconds(q.period_us)}"
+            for qs, names in zip(quotas, self._names)
+            for q, name in zip(qs, names)
+        )
+        self._short_policies = [", ".join(f"{q.limit};w={ceil_seconds(q.period_us)}" for q in qs) for qs in quotas]
+
+    def __call__(self, decisions: Sequence[Optional[Decision]], now_us: int) -> List[Tuple[str, str]]:
+        """The fields for one decision (or None: not checked) per limit; ``now_us`` matters only to legacy fields.
+
+        The fields that hold one decision (draft-6/7, legacy, Retry-After) show the denial if there is one, else the
+        lowest remaining, the first of equals. (Called on every limited response: each attribute of a decision is
+        read once.)"""
+        d: Optional[Decision]
+        if len(decisions) == 1:  # the common route: one limit
+            shown, d = 0, decisions[0]
+            if d is None:
+                return []
+            allowed = d.allowed
+            remaining = d.remaining
+        else:
+            shown, d, allowed, remaining = -1, None, True, 0
+            for i, x in enumerate(decisions):
+                if x is not None:
+                    if not x.allowed:
+                        shown, d, allowed, remaining = i, x, False, x.remaining
+                        break
+                    if d is None or x.remaining < remaining:
+                        shown, d, remaining = i, x, x.remaining
+            if d is None:
+                return []
+        # t (and draft-6/7's reset): until the quota is full again, or for a denial until the call is allowed, so
+        # that Retry-After never points before the end of the effective window (the draft's §6).
+        window = ceil_seconds(d.reset_after_us if allowed else d.retry_after_us)
+        style = self._style
+        fields: List[Tuple[str, str]]
+        if style == "draft-8":
+            if len(decisions) == 1:
+                names = self._names[0]
+                name = names[d.policy_index] if len(names) > 1 else names[0]
+                items = f"{name};r={remaining};t={window}"
+            else:
+                items = ", ".join(
+                    f"{self._names[i][x.policy_index]};r={x.remaining};t={_window(x)}"
+                    for i, x in enumerate(decisions)
+                    if x is not None
+                )
+            fields = [("RateLimit-Policy", self._policy), ("RateLimit", items)]
+        elif style == "draft-7":
+            fields = [
+                ("RateLimit-Policy", self._short_policies[shown]),
+                ("RateLimit", f"limit={d.limit}, remaining={remaining}, reset={window}"),
+            ]
+        elif style == "draft-6":
+            fields = [
+                ("RateLimit-Policy", self._short_policies[shown]),
+                ("RateLimit-Limit", str(d.limit)),
+                ("RateLimit-Remaining", str(remaining)),
+                ("RateLimit-Reset", str(window)),
+            ]
+        else:
+            fields = []
+        if self.legacy:
+            fields += [
+                ("X-RateLimit-Limit", str(d.limit)),
+                ("X-RateLimit-Remaining", str(remaining)),
+                ("X-RateLimit-Reset", str(ceil_seconds(now_us + d.reset_after_us))),  # Unix time of a full quota
+            ]
+        if not allowed:
+            fields.append(("Retry-After", str(window)))  # the wait, as t
+        return fields
+
+
 def _window(decision: Decision) -> int:
-    """``t`` (and draft-6/7's reset): until the quota is full again, or for a denial until the call is allowed, so
-    that Retry-After never points before the end of the effective window (the draft's §6)."""
     return ceil_seconds(decision.reset_after_us if decision.allowed else decision.retry_after_us)
 
 
@@ -59,35 +141,5 @@ def rate_limit_fields(
 ) -> List[Tuple[str, str]]:
     """The fields of a response on which ``reports`` were made: ``style`` is one of STYLES or None (no RateLimit
     fields), ``legacy`` adds X-RateLimit-*, ``now_us`` is the Unix time in µs (for X-RateLimit-Reset). A denial
-    always gets Retry-After. No report with a decision, no field.
-
-    The fields that hold one decision (draft-6/7, legacy, Retry-After) show the denial if there is one, else the
-    lowest remaining, the first of equals."""
-    decided = [(r.quotas, r.decision) for r in reports if r.decision is not None]  # (a denial is falsy)
-    if not decided:
-        return []
-    quotas, d = next((x for x in decided if not x[1].allowed), None) or min(decided, key=lambda x: x[1].remaining)
-    fields: List[Tuple[str, str]] = []
-    if style == "draft-8":
-        policies = [f"{sf_string(q.name)};q={q.limit};w={ceil_seconds(q.period_us)}" for r in reports for q in r.quotas]
-        items = [f"{sf_string(qs[x.policy_index].name)};r={x.remaining};t={_window(x)}" for qs, x in decided]
-        fields += [("RateLimit-Policy", ", ".join(policies)), ("RateLimit", ", ".join(items))]
-    elif style in ("draft-6", "draft-7"):
-        fields.append(("RateLimit-Policy", ", ".join(f"{q.limit};w={ceil_seconds(q.period_us)}" for q in quotas)))
-        if style == "draft-7":
-            fields.append(("RateLimit", f"limit={d.limit}, remaining={d.remaining}, reset={_window(d)}"))
-        else:
-            fields += [
-                ("RateLimit-Limit", str(d.limit)),
-                ("RateLimit-Remaining", str(d.remaining)),
-                ("RateLimit-Reset", str(_window(d))),
-            ]
-    if legacy:
-        fields += [
-            ("X-RateLimit-Limit", str(d.limit)),
-            ("X-RateLimit-Remaining", str(d.remaining)),
-            ("X-RateLimit-Reset", str(ceil_seconds(now_us + d.reset_after_us))),  # Unix time of a full quota
-        ]
-    if not d.allowed:
-        fields.append(("Retry-After", str(ceil_seconds(d.retry_after_us))))
-    return fields
+    always gets Retry-After. No report with a decision, no field. (:class:`Fields` with its texts built once.)"""
+    return Fields([r.quotas for r in reports], style, legacy)([r.decision for r in reports], now_us)

@@ -6,8 +6,9 @@
     @limiter.limit("5/minute", key=lambda: request.form["username"])
     def login(): ...
 
-A refused request raises :class:`RateLimitExceeded` (a ``werkzeug.exceptions.TooManyRequests``): 429, a short text
-body and ``Retry-After`` in whole seconds, rounded up. Limited responses carry ``RateLimit-Policy`` and ``RateLimit``
+A refused request gets the answer of :class:`RateLimitExceeded` (a ``werkzeug.exceptions.TooManyRequests``): 429, a
+short text body and ``Retry-After`` in whole seconds, rounded up. The exception is raised when the app has an error
+handler that takes it; otherwise the same answer is made without it. Limited responses carry ``RateLimit-Policy`` and ``RateLimit``
 (IETF draft, Structured Field lists) and, with ``RATEWARDEN_LEGACY_HEADERS``, ``X-RateLimit-Limit/-Remaining/-Reset``:
 the fields come from ratewarden._headers, shared in form with Node's Express middleware. The configuration keys and
 the defaults are in docs/python.md.
@@ -21,12 +22,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, TypeVar, Union
 
-from flask import Flask, Response, current_app, g, request
+from flask import Flask, Request, Response, current_app, request
 from werkzeug.exceptions import BadRequest, TooManyRequests
 
 from ._client_key import DEFAULT_IPV6_SUBNET, check_ipv6_subnet, client_key
 from ._errors import InvalidArgumentError
-from ._headers import STYLES, Quota, Report, ceil_seconds, rate_limit_fields, sf_string
+from ._headers import STYLES, Fields, Quota, ceil_seconds, sf_string
 from ._limiter import Limiter, open_store
 from ._native import Decision, Store
 
@@ -50,14 +51,36 @@ def client_address() -> str:
     reduced to their network of ``RATEWARDEN_IPV6_SUBNET`` bits (default 56, which one client usually owns whole),
     IPv4-mapped ones to their IPv4 address.
     """
-    address = request.remote_addr or ""
-    config = current_app.config
+    return _address_of(request._get_current_object(), current_app.config)
+
+
+def _address_of(req: Request, config: Dict[str, Any]) -> str:
+    address = req.remote_addr or ""
     proxies = config.get("RATEWARDEN_PROXY_COUNT", 0)
     if proxies:
-        hops = [v.strip() for v in ",".join(request.headers.getlist("X-Forwarded-For")).split(",") if v.strip()]
+        hops = [v.strip() for v in ",".join(req.headers.getlist("X-Forwarded-For")).split(",") if v.strip()]
         if len(hops) >= proxies:
             address = hops[-proxies]
+    if ":" not in address:  # IPv4 (or no address at all): the key as is, without a call
+        return address
     return client_key(address, config.get("RATEWARDEN_IPV6_SUBNET", DEFAULT_IPV6_SUBNET))
+
+
+def _store_key(prefix: str, key: Any) -> Union[str, bytes]:
+    """``prefix + key`` for the store, from what a key function returned: a non-empty str or bytes."""
+    if isinstance(key, str):
+        if key:
+            return prefix + key
+    elif isinstance(key, bytes):
+        if key:
+            return prefix.encode() + key
+    else:
+        raise TypeError(f"the key function returned {type(key).__name__}, not str or bytes")
+    raise ValueError("the key function returned an empty key")
+
+
+def _refusal_description(policy: str, retry_after_s: int) -> str:
+    return f"{policy} exceeded; retry in {retry_after_s} s"
 
 
 class RateLimitExceeded(TooManyRequests):
@@ -68,7 +91,7 @@ class RateLimitExceeded(TooManyRequests):
     """
 
     def __init__(self, policy: str, decision: Decision, retry_after_s: int) -> None:
-        super().__init__(description=f"{policy} exceeded; retry in {retry_after_s} s", retry_after=retry_after_s)
+        super().__init__(description=_refusal_description(policy, retry_after_s), retry_after=retry_after_s)
         self.policy = policy
         self.decision = decision
 
@@ -107,12 +130,22 @@ class _LimitSpec:
 
 @dataclass(eq=False)
 class _Check:
-    """A limit bound to one app and one endpoint: its core limiter, key scope and its policies' names."""
+    """A limit bound to one app and one endpoint, with what a request needs of it resolved once."""
 
     spec: _LimitSpec
-    limiter: Limiter
-    scope: str
-    quotas: List[Quota]  # one per policy of the limiter, in its order: what decision.policy_index indexes
+    hit: Callable[[Union[str, bytes], int], Decision]  # the bound core limiter's
+    key: Optional[KeyFunc]  # None: client_address, read straight from the request
+    prefix: str  # "<scope>:", the scope being the endpoint unless the limit is shared
+    cost: Union[int, Callable[[], int]]
+    methods: Optional[FrozenSet[str]]
+
+
+@dataclass(eq=False)
+class _Route:
+    """The limits of one endpoint, and the fields their decisions give (texts built once per route)."""
+
+    checks: List[_Check]
+    fields: Fields
 
 
 @dataclass(eq=False)
@@ -130,7 +163,8 @@ class _AppState:
     legacy_headers: bool
     default_key: KeyFunc
     default_spec: Optional[_LimitSpec] = None
-    routes: Dict[str, List[_Check]] = field(default_factory=dict)
+    custom_errors: bool = False  # the app's class changes how Flask handles HTTP exceptions
+    routes: Dict[str, _Route] = field(default_factory=dict)
     limiters: Dict[int, Limiter] = field(default_factory=dict)  # by id() of a _LimitSpec, which the registry keeps
 
 
@@ -236,10 +270,12 @@ class RateLimiter:
         )
         if state.default:
             state.default_spec = self._spec(state.default, None, None, "default", 1, None, state.algorithm, None, None)
+        # A Flask subclass that changes how HTTP exceptions are handled gets every refusal as the exception.
+        state.custom_errors = any(getattr(type(app), m) is not getattr(Flask, m) for m in _ERROR_HANDLING)
         self._states.append(state)
         app.extensions["ratewarden"] = self
         app.before_request(lambda: self._check(app, state))
-        app.after_request(lambda response: self._add_headers(state, response))
+        app.after_request(self._add_headers)
 
     def limit(
         self,
@@ -322,8 +358,8 @@ class RateLimiter:
         for state in self._states:
             state.routes.clear()
 
-    def _route(self, app: Flask, state: _AppState, endpoint: str) -> List[_Check]:
-        """The limits of ``endpoint`` bound to the app's store, with their policies' names (cached per endpoint)."""
+    def _route(self, app: Flask, state: _AppState, endpoint: str) -> _Route:
+        """The limits of ``endpoint`` bound to the app's store, and their fields (cached per endpoint)."""
         view = app.view_functions.get(endpoint)
         specs: List[_LimitSpec] = []
         if view is not None and _qualified_name(view) not in self._exempt:
@@ -331,13 +367,15 @@ class RateLimiter:
         limiters = [self._bind(state, spec) for spec in specs]
         names = iter(_distinct([spec.name or endpoint for spec, l in zip(specs, limiters) for _ in l.policies]))
         checks: List[_Check] = []
+        quotas: List[List[Quota]] = []  # per limit, one per policy in its order: what decision.policy_index indexes
         for spec, limiter in zip(specs, limiters):
-            quotas = [Quota(next(names), p.limit, p.period_us) for p in limiter.policies]
-            for q in quotas:
-                sf_string(q.name)  # an endpoint name that no header can carry fails here, not in every response
-            checks.append(_Check(spec, limiter, spec.scope or endpoint, quotas))
-        state.routes[endpoint] = checks
-        return checks
+            quotas.append([Quota(next(names), p.limit, p.period_us) for p in limiter.policies])
+            key = spec.key or state.default_key
+            key_func = None if key is client_address else key
+            checks.append(_Check(spec, limiter.hit, key_func, f"{spec.scope or endpoint}:", spec.cost, spec.methods))
+        # Fields checks every name: an endpoint name that no header can carry fails here, not in every response.
+        route = state.routes[endpoint] = _Route(checks, Fields(quotas, state.headers, state.legacy_headers))
+        return route
 
     @staticmethod
     def _bind(state: _AppState, spec: _LimitSpec) -> Limiter:
@@ -353,49 +391,41 @@ class RateLimiter:
             )
         return limiter
 
-    def _check(self, app: Flask, state: _AppState) -> None:
-        endpoint = request.endpoint
-        if not state.enabled or endpoint is None:
-            return
-        checks = state.routes.get(endpoint) or self._route(app, state, endpoint)
+    def _check(self, app: Flask, state: _AppState) -> Optional[Response]:
+        """before_request: hits the route's limits; a refusal is answered here (see _refuse). This and _add_headers
+        run on every request: what does not depend on the request was resolved once per route (_route)."""
+        if not state.enabled:
+            return None
+        req = request._get_current_object()
+        endpoint = req.endpoint
+        if endpoint is None:
+            return None
+        route = state.routes.get(endpoint) or self._route(app, state, endpoint)
+        checks = route.checks
         if not checks:
-            return
-        decisions: Dict[_Check, Decision] = {}
-        g._ratewarden = (checks, decisions)
-        for check in checks:
-            spec = check.spec
-            if spec.methods is not None and request.method not in spec.methods:
+            return None
+        decisions: List[Optional[Decision]] = [None] * len(checks)
+        req._ratewarden = (route, decisions)  # type: ignore[attr-defined]  # for _add_headers
+        for i, check in enumerate(checks):
+            if check.methods is not None and req.method not in check.methods:
                 continue
-            key = self._key_of(state, check)
-            if key is None:
+            try:
+                key = _address_of(req, app.config) if check.key is None else check.key()
+                key = check.prefix + key if key.__class__ is str and key else _store_key(check.prefix, key)
+            except Exception as error:
+                self._key_failed(state, check, error)
                 continue
+            cost = check.cost
             # A store failure is the core's to answer (on_store_error): a decision, or StoreError with "raise".
             try:
-                decision = check.limiter.hit(key, spec.cost() if callable(spec.cost) else spec.cost)
+                decision = check.hit(key, cost() if callable(cost) else cost)
             except InvalidArgumentError as error:  # a key from the request that the store cannot hold (too long)
                 self._key_failed(state, check, error)
                 continue
-            decisions[check] = decision
+            decisions[i] = decision
             if not decision.allowed:
-                raise RateLimitExceeded(spec.policy, decision, ceil_seconds(decision.retry_after_us))
-
-    def _key_of(self, state: _AppState, check: _Check) -> Optional[Union[str, bytes]]:
-        """``scope:key`` for the store, or None when the key function failed and the limit is skipped."""
-        key_func = check.spec.key or state.default_key
-        try:
-            key = key_func()
-            if isinstance(key, str):
-                if key:
-                    return f"{check.scope}:{key}"
-            elif isinstance(key, bytes):
-                if key:
-                    return check.scope.encode() + b":" + key
-            else:
-                raise TypeError(f"the key function returned {type(key).__name__}, not str or bytes")
-            raise ValueError("the key function returned an empty key")
-        except Exception as error:
-            self._key_failed(state, check, error)
-            return None
+                return self._refuse(app, state, req, check, decision)
+        return None
 
     @staticmethod
     def _key_failed(state: _AppState, check: _Check, error: Exception) -> None:
@@ -408,14 +438,61 @@ class RateLimiter:
         raise RateLimitKeyError("the rate limit key could not be determined") from error
 
     @staticmethod
-    def _add_headers(state: _AppState, response: Response) -> Response:
-        checked: Optional[Tuple[List[_Check], Dict[_Check, Decision]]] = g.pop("_ratewarden", None)
+    def _refuse(app: Flask, state: _AppState, req: Request, check: _Check, decision: Decision) -> Response:
+        """The 429 of a refusal. RateLimitExceeded is raised when the app would do anything with it but turn it into
+        its default response (an error handler takes it, TRAP_HTTP_EXCEPTIONS, a Flask subclass); otherwise that
+        response is made here, the same one with its fields, without Flask's exception handling (raise, handler
+        lookup, the exception run as a WSGI app): then a refusal costs about what an allowed request does."""
+        retry_after_s = ceil_seconds(decision.retry_after_us)
+        policy = check.spec.policy
+        if state.custom_errors or app.config["TRAP_HTTP_EXCEPTIONS"] or _has_refusal_handler(app, req.blueprints):
+            raise RateLimitExceeded(policy, decision, retry_after_s)
+        route, decisions = req.__dict__.pop("_ratewarden")  # the fields go in now: nothing left for _add_headers
+        return app.response_class(
+            f"429 Too Many Requests: {_refusal_description(policy, retry_after_s)}\n",
+            429,
+            [("Content-Type", "text/plain; charset=utf-8"), *_fields(route, decisions)],
+        )
+
+    @staticmethod
+    def _add_headers(response: Response) -> Response:
+        """after_request: the rate-limit fields of the limits the request met (also on an error handler's response).
+        An app's own 429 handler keeps its Retry-After; any other field the response has is replaced."""
+        checked: Optional[Tuple[_Route, List[Optional[Decision]]]] = getattr(
+            request._get_current_object(), "_ratewarden", None
+        )
         if checked is None:
             return response
-        checks, decisions = checked
-        reports = [Report(c.quotas, decisions.get(c)) for c in checks]
-        headers = response.headers
-        for name, value in rate_limit_fields(reports, state.headers, state.legacy_headers, time.time_ns() // 1000):
-            if name != "Retry-After" or name not in headers:  # an app's own 429 handler may say otherwise
-                headers[name] = value
+        fields = _fields(*checked)
+        if fields:
+            headers = response.headers
+            present = {name.lower() for name, _ in headers}
+            for name, value in fields:
+                if name.lower() not in present:
+                    headers.add(name, value)  # werkzeug's set would search the headers for it once more
+                elif name != "Retry-After":
+                    headers.set(name, value)
         return response
+
+
+def _fields(route: _Route, decisions: List[Optional[Decision]]) -> List[Tuple[str, str]]:
+    return route.fields(decisions, time.time_ns() // 1000 if route.fields.legacy else 0)
+
+
+# What a Flask subclass may override to handle HTTP exceptions its own way (see RateLimiter._refuse).
+_ERROR_HANDLING = ("handle_user_exception", "handle_http_exception", "trap_http_exception", "_find_error_handler")
+_REFUSAL_CLASSES = RateLimitExceeded.__mro__
+
+
+def _has_refusal_handler(app: Flask, blueprints: List[str]) -> bool:
+    """Whether an error handler of the app, or of a blueprint the request is in, takes a RateLimitExceeded: one
+    registered for 429 or for any of its classes (Flask's lookup, without its order: only whether one exists)."""
+    spec = app.error_handler_spec
+    for name in (*blueprints, None):
+        by_code = spec.get(name)
+        if by_code:
+            for code in (429, None):
+                handlers = by_code.get(code)
+                if handlers and any(c in handlers for c in _REFUSAL_CLASSES):
+                    return True
+    return False
