@@ -55,9 +55,11 @@ uint64_t KeyRef::last_8_bytes() const {
 }
 
 void KeyRef::copy_to(char* out) const {
-  std::memcpy(out, head.data(), head.size());
-  std::memcpy(out + head.size(), middle.data(), middle.size());
-  std::memcpy(out + head.size() + middle.size(), tail.data(), tail.size());
+  for (const std::string_view piece : {head, middle, tail}) {
+    if (piece.empty()) continue;  // its data() may be null, which memcpy must never see
+    std::memcpy(out, piece.data(), piece.size());
+    out += piece.size();
+  }
 }
 
 Shard::Shard() : slots_(new Slot[kInitialSlots]()), mask_(kInitialSlots - 1) {}

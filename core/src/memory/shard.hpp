@@ -25,13 +25,18 @@ struct KeyRef {
   size_t size() const { return head.size() + middle.size() + tail.size(); }
   bool equals(std::string_view stored) const {
     const char* p = stored.data();
-    return stored.size() == size() && std::memcmp(p, head.data(), head.size()) == 0 &&
-           std::memcmp(p + head.size(), middle.data(), middle.size()) == 0 &&
-           std::memcmp(p + head.size() + middle.size(), tail.data(), tail.size()) == 0;
+    return stored.size() == size() && same(p, head) && same(p + head.size(), middle) &&
+           same(p + head.size() + middle.size(), tail);
   }
   // The key's last (up to) 8 bytes as a little-endian integer.
   uint64_t last_8_bytes() const;
   void copy_to(char* out) const;
+
+ private:
+  // An empty piece may have a null data(), which memcmp and memcpy must never see.
+  static bool same(const char* p, std::string_view piece) {
+    return piece.empty() || std::memcmp(p, piece.data(), piece.size()) == 0;
+  }
 };
 
 // One stored state: a storage key's algorithm state, allocated with its key bytes right after it.
