@@ -2,7 +2,8 @@
 -- prelude.lua: a Redis script's body runs afresh on every call, so this path creates no function and no table.
 -- GET, then PTTL for a live window, then SET PX (opening) or INCRBY (allowed hit); no clock read.
 -- Replies with one integer (commands.cpp, to_decision): x = left_ms * (limit + 1) + remaining, as is for an
--- allowed call and as -1 - x for a denial; the 4-integer reply where x would not be exact.
+-- allowed call and as -1 - x for a denial; the 4-integer reply where x would not be exact (x >= 2^53, or a foreign
+-- count). Periods are whole milliseconds (policy.cpp), so left is too.
 if #KEYS == 1 and #ARGV == 6 and ARGV[3] == '' then
   local key, cost, limit = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[4])
   if cost and limit then
@@ -25,7 +26,7 @@ if #KEYS == 1 and #ARGV == 6 and ARGV[3] == '' then
       end
     end
     local x = left * (limit + 1) + limit - count
-    if count >= 0 and left % 1 == 0 and x < 9007199254740992 then return allowed == 1 and x or -1 - x end
+    if count >= 0 and x < 9007199254740992 then return allowed == 1 and x or -1 - x end
     return {allowed, limit - count, left * 1000, (1 - allowed) * left * 1000}
   end
 end
