@@ -1,7 +1,7 @@
 -- The main body: decide for every policy of the key at once, the twin of decide_all.cpp.
 -- evaluate returns a decision {allowed, limit, remaining, reset_after, retry_after, used} and the state's expiry.
 
--- One policy (the calls <algorithm>_one.lua did not take): one evaluation, a save only for an allowed hit, the
+-- One policy (the calls <algorithm>_fast.lua did not take): one evaluation, a save only for an allowed hit, the
 -- short reply.
 if n == 1 then
   local p = {limit = tonumber(ARGV[4]), period = tonumber(ARGV[5]), extra = tonumber(ARGV[6])}

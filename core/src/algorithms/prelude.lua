@@ -1,9 +1,10 @@
--- ratewarden: shared helpers and argument parsing. The build concatenates [<algorithm>_one.lua ..] prelude.lua ..
+-- ratewarden: shared helpers and argument parsing. The build concatenates [<algorithm>_fast.lua ..] prelude.lua ..
 -- <algorithm>.lua .. decide_all.lua into one script per row of the algorithm table; each <algorithm>.lua defines
 -- load_state, evaluate and save_state, the twin of <algorithm>.cpp next to it (docs/algorithms.md). An optional
--- <algorithm>_one.lua comes first: a fast path for the common call, one policy, that returns before any function or
--- table is created (a script's body runs afresh on every call), with a one-integer reply; it falls through to here
--- for the calls it does not take.
+-- <algorithm>_fast.lua comes first: fast paths that return before any function is created (a script's body runs
+-- afresh on every call, so every `local function` below is a new closure each time): one policy with no table at
+-- all and a one-integer reply, several policies with arrays of numbers only; it falls through to here for the calls
+-- it does not take (fixed_window: a test clock).
 --
 -- KEYS[i]: the storage key of policy i (docs/key-format.md), all with the same {hash tag}.
 -- ARGV[1] = cost, ARGV[2] = "1" hit / "0" peek, ARGV[3] = now in µs, or "" for the server's TIME;
@@ -11,7 +12,7 @@
 -- algorithm's option: the burst, the bucket count, or 0; Policy::option_value).
 -- Returns, for one policy: {allowed (1/0), remaining, reset_after, retry_after[, used]} — the limit is the policy's
 -- capacity and `used` is left out when it equals limit - remaining (core/src/redis/commands.cpp, to_decision) — or,
--- from <algorithm>_one.lua, one integer that carries the decision (the file says how);
+-- from <algorithm>_fast.lua, one integer that carries the decision (the file says how);
 -- for several policies: {allowed, limit, remaining, reset_after, retry_after, used, policy_index}, policy_index
 -- counting from 0.
 --

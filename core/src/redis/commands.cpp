@@ -14,7 +14,7 @@ namespace {
   throw StoreError(ErrorCode::store_error, name + ": unexpected reply");
 }
 
-// The one-integer reply of a one-policy fast path (<algorithm>_one.lua): x for an allowed call, -1 - x for a denial.
+// The one-integer reply of a one-policy fast path (<algorithm>_fast.lua): x for an allowed call, -1 - x for a denial.
 Decision from_integer(const RedisRequest& req, int64_t v) {
   const bool allowed = v >= 0;
   const int64_t x = allowed ? v : -1 - v;
