@@ -134,6 +134,25 @@ TEST(RedisStore, ServerClockFixedWindowIsTheKeysTtl) {
   }
 }
 
+// A one-policy fast path replies with one integer (prelude.lua); where that integer would not be exact (a fixed
+// window of the largest limit over 10 years: left_ms * (limit + 1) >= 2^53) it replies with the table, and the
+// decision is the same.
+TEST(RedisStore, ServerClockFixedWindowOfAHugeLimit) {
+  constexpr int64_t kPeriodUs = 3650LL * 86400 * kS;
+  Limiter limiter("1000000000 per 3650d", redis("?prefix=fwhuge"));
+  limiter.reset("k");
+  Decision d = limiter.hit("k", 3);
+  EXPECT_TRUE(d.allowed);
+  EXPECT_EQ(d.limit, 1000000000);
+  EXPECT_EQ(d.remaining, 1000000000 - 3);
+  EXPECT_EQ(d.used, 3);
+  EXPECT_EQ(d.reset_after_us, kPeriodUs);
+  d = limiter.hit("k", 2);
+  EXPECT_EQ(d.remaining, 1000000000 - 5);
+  EXPECT_GT(d.reset_after_us, kPeriodUs - 10 * kS);
+  EXPECT_LE(d.reset_after_us, kPeriodUs);
+}
+
 TEST(RedisStore, KeysOfAnyBytesStayInTheirPlace) {
   Limiter limiter("1/minute", redis("?prefix=bin"));
   const std::string nasty("a\0}{']]--\r\n\"end", 16);

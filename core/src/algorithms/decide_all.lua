@@ -1,14 +1,10 @@
 -- The main body: decide for every policy of the key at once, the twin of decide_all.cpp.
 -- evaluate returns a decision {allowed, limit, remaining, reset_after, retry_after, used} and the state's expiry.
 
--- One policy: the algorithm's own fast path, else one evaluation, a save only for an allowed hit, the short reply.
+-- One policy (the calls <algorithm>_fast.lua did not take): one evaluation, a save only for an allowed hit, the
+-- short reply.
 if n == 1 then
-  local limit, period, extra = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-  if decide_one then
-    local reply = decide_one(KEYS[1], limit, period, extra)
-    if reply then return reply end
-  end
-  local p = {limit = limit, period = period, extra = extra}
+  local p = {limit = tonumber(ARGV[4]), period = tonumber(ARGV[5]), extra = tonumber(ARGV[6])}
   local now = needs_clock and clock() or test_now
   local s = load_state(KEYS[1], p, now)
   local d, expires_at = evaluate(s, now, p, cost, hit)

@@ -8,30 +8,6 @@
 
 needs_clock = false
 
--- One policy under the server clock, first in the file so that the call creates none of the functions below:
--- GET, then PTTL for a live window, then SET PX (opening) or INCRBY (allowed hit).
-if n == 1 and not test_now then
-  local key, limit = KEYS[1], tonumber(ARGV[4])
-  local count = tonumber(redis.call('GET', key)) or 0
-  local left = 0
-  if count > 0 then
-    left = redis.call('PTTL', key)
-    if left < 0 then count = 0 else left = (left + 1) * 1000 end  -- no TTL: not ours, counts as absent
-  end
-  if count + cost > limit then return {0, limit - count, left, left} end  -- count > 0: cost <= limit
-  if not hit then
-    if count == 0 then return {1, limit, 0, 0} end
-    return {1, limit - count, left, 0}
-  end
-  if count == 0 then
-    local px = math.max(1, tonumber(ARGV[5]) / 1000 - 1)
-    redis.call('SET', key, ARGV[1], 'PX', string.format('%d', px))
-    return {1, limit - cost, (px + 1) * 1000, 0}
-  end
-  return {1, limit - redis.call('INCRBY', key, ARGV[1]), left, 0}
-end
-
-
 -- The PX of a window's key and the µs it lasts from the opening hit's millisecond: ticks 0 .. px are alive.
 local function window_px(period)
   return math.max(1, period / 1000 - 1)

@@ -22,18 +22,3 @@ local function save_state(key, s, p, now, expires_at)
   redis.call('SET', key, fmt(s.tat), 'PX', ttl_ms(now, expires_at))  -- after a hit, expires_at > now
 end
 
--- One policy: TIME, GET, and SET PX only for an allowed hit.
-decide_one = function(key, limit, period, burst)
-  local now = clock()
-  local t = idiv(period + limit - 1, limit)
-  local tau = burst * t
-  local tat = tonumber(redis.call('GET', key)) or now
-  if tat < now then tat = now end
-  local next_tat = tat + cost * t
-  if next_tat - now > tau then return {0, idiv(tau - (tat - now), t), tat - now, next_tat - now - tau} end
-  if hit then
-    redis.call('SET', key, fmt(next_tat), 'PX', ttl_ms(now, next_tat))
-    tat = next_tat
-  end
-  return {1, idiv(tau - (tat - now), t), tat - now, 0}
-end

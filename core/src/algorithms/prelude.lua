@@ -1,14 +1,18 @@
--- ratewarden: shared helpers and argument parsing. The build concatenates prelude.lua .. <algorithm>.lua ..
--- decide_all.lua into one script per row of the algorithm table; each <algorithm>.lua defines load_state, evaluate
--- and save_state, the twin of <algorithm>.cpp next to it (docs/algorithms.md), and may define decide_one, a fast
--- path for the common call: one policy.
+-- ratewarden: shared helpers and argument parsing. The build concatenates [<algorithm>_fast.lua ..] prelude.lua ..
+-- <algorithm>.lua .. decide_all.lua into one script per row of the algorithm table; each <algorithm>.lua defines
+-- load_state, evaluate and save_state, the twin of <algorithm>.cpp next to it (docs/algorithms.md). An optional
+-- <algorithm>_fast.lua comes first: fast paths that return before any function is created (a script's body runs
+-- afresh on every call, so every `local function` below is a new closure each time): one policy with no table at
+-- all and a one-integer reply, several policies with arrays of numbers only; it falls through to here for the calls
+-- it does not take (fixed_window: a test clock).
 --
 -- KEYS[i]: the storage key of policy i (docs/key-format.md), all with the same {hash tag}.
 -- ARGV[1] = cost, ARGV[2] = "1" hit / "0" peek, ARGV[3] = now in µs, or "" for the server's TIME;
 -- then per policy i: ARGV[3i+1] = limit, ARGV[3i+2] = period in µs, ARGV[3i+3] = extra (the value of the
 -- algorithm's option: the burst, the bucket count, or 0; Policy::option_value).
 -- Returns, for one policy: {allowed (1/0), remaining, reset_after, retry_after[, used]} — the limit is the policy's
--- capacity and `used` is left out when it equals limit - remaining (core/src/redis/commands.cpp, to_decision);
+-- capacity and `used` is left out when it equals limit - remaining (core/src/redis/commands.cpp, to_decision) — or,
+-- from <algorithm>_fast.lua, one integer that carries the decision (the file says how);
 -- for several policies: {allowed, limit, remaining, reset_after, retry_after, used, policy_index}, policy_index
 -- counting from 0.
 --
@@ -62,7 +66,5 @@ local function save_fields(key, now, expires_at, ...)
   redis.call('PEXPIRE', key, ttl)
 end
 
--- Set by the algorithm: decide_one(key, limit, period, extra) -> the reply for one policy, or nil to take the
--- general path; needs_clock = false when evaluate never reads `now` under the server clock.
-local decide_one
+-- Set by the algorithm: false when evaluate never reads `now` under the server clock.
 local needs_clock = true

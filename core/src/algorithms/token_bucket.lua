@@ -25,17 +25,3 @@ local function save_state(key, s, p, now, expires_at)
   redis.call('SET', key, fmt(s.full_at), 'PX', ttl_ms(now, expires_at))  -- after a hit, expires_at > now
 end
 
--- One policy: TIME, GET, and SET PX only for an allowed hit.
-decide_one = function(key, limit, period, burst)
-  local now = clock()
-  local t = idiv(period + limit - 1, limit)
-  local cap = burst * t
-  local credit = cap - math.max(0, (tonumber(redis.call('GET', key)) or 0) - now)
-  local need = cost * t
-  if credit < need then return {0, idiv(credit, t), cap - credit, need - credit} end
-  if hit then
-    credit = credit - need
-    redis.call('SET', key, fmt(now + cap - credit), 'PX', ttl_ms(now, now + cap - credit))
-  end
-  return {1, idiv(credit, t), cap - credit, 0}
-end

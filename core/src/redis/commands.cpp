@@ -14,6 +14,26 @@ namespace {
   throw StoreError(ErrorCode::store_error, name + ": unexpected reply");
 }
 
+// The one-integer reply of a one-policy fast path (<algorithm>_fast.lua): x for an allowed call, -1 - x for a denial.
+Decision from_integer(const RedisRequest& req, int64_t v) {
+  const bool allowed = v >= 0;
+  const int64_t x = allowed ? v : -1 - v;
+  int64_t remaining = 0, reset_after = 0, retry_after = 0;
+  if (req.algorithm == Algorithm::fixed_window) {
+    // x = left_ms * (limit + 1) + remaining; a denial waits for the window's end.
+    remaining = x % (req.capacity + 1);
+    reset_after = x / (req.capacity + 1) * 1000;
+    retry_after = allowed ? 0 : reset_after;
+  } else {
+    // gcra (x = tat - now) and token_bucket (x = cap - credit): tau = capacity tokens' worth of µs.
+    const int64_t tau = req.capacity * req.interval_us;
+    remaining = (tau - x) / req.interval_us;
+    reset_after = x;
+    retry_after = allowed ? 0 : x + req.cost * req.interval_us - tau;
+  }
+  return Decision{allowed, req.capacity, remaining, reset_after, retry_after, req.capacity - remaining, 0};
+}
+
 }  // namespace
 
 std::string script_now(const Clock& clock) { return clock ? std::to_string(clock()) : std::string(); }
@@ -23,7 +43,10 @@ void build_script_call(RedisRequest& req, const StoreCall& call, const std::stri
   const size_t argc = 3 + call.count + 3 + 3 * call.count;
   req.script = &script.body;
   req.argc = argc;
+  req.algorithm = call.policies[0].algorithm;
   req.capacity = call.policies[0].capacity();
+  req.interval_us = call.policies[0].interval_us();
+  req.cost = call.cost;
   RespWriter w(req.command, argc);
   w.arg("EVALSHA").arg(script.sha);
   req.args_offset = req.command.size();
@@ -45,8 +68,9 @@ void build_delete(RedisRequest& req, const std::string* keys, size_t count) {
 Decision to_decision(const RedisRequest& req, const std::string& name) {
   // decide_all.lua's reply (prelude.lua): one policy {allowed (1/0), remaining, reset_after, retry_after[, used]},
   // the limit being the policy's capacity and used = limit - remaining when left out; several policies {allowed,
-  // limit, remaining, reset_after, retry_after, used, policy_index}.
+  // limit, remaining, reset_after, retry_after, used, policy_index}. Or one integer, from a one-policy fast path.
   const redisReply* r = req.reply.get();
+  if (req.error_message.empty() && r != nullptr && r->type == REDIS_REPLY_INTEGER) return from_integer(req, r->integer);
   if (!req.error_message.empty() || r == nullptr || r->type != REDIS_REPLY_ARRAY ||
       (r->elements != 4 && r->elements != 5 && r->elements != 7))
     throw_reply_error(req, name);

@@ -8,6 +8,7 @@
 #include <hiredis/hiredis.h>
 
 #include "ratewarden/errors.hpp"
+#include "ratewarden/policy.hpp"
 
 namespace ratewarden {
 
@@ -29,7 +30,11 @@ struct RedisRequest {
   const std::string* script = nullptr;
   size_t argc = 0;
   size_t args_offset = 0;
-  int64_t capacity = 0;  // a one-policy script call: the policy's capacity, the limit its short reply leaves out
+  // A one-policy script call: what its short replies leave out (commands.cpp, to_decision).
+  Algorithm algorithm = Algorithm::fixed_window;
+  int64_t capacity = 0;     // the policy's capacity
+  int64_t interval_us = 0;  // token_bucket / gcra: µs per token
+  int64_t cost = 0;
 
   ReplyPtr reply{nullptr, freeReplyObject};
   ErrorCode error = ErrorCode::internal;

@@ -1,0 +1,67 @@
+-- token_bucket, one policy (the layout: token_bucket.lua). First in the script, before prelude.lua: a Redis
+-- script's body runs afresh on every call, so this path creates no function and no table. TIME (or the test
+-- clock), GET, and SET PX only for an allowed hit. Replies with one integer (commands.cpp, to_decision): reset_after
+-- = cap - credit, as is for an allowed call and as -1 - reset_after for a denial; remaining and retry_after follow
+-- from it and the policy (gcra's reply, with tau = cap).
+if #KEYS == 1 and #ARGV == 6 then
+  local cost, limit, period, burst = tonumber(ARGV[1]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+  local now, grace_ms = tonumber(ARGV[3]), 1000  -- a test clock's time stands still: prelude.lua, ttl_grace_ms
+  if ARGV[3] == '' then
+    local t = redis.call('TIME')
+    now, grace_ms = tonumber(t[1]) * 1000000 + tonumber(t[2]), 0
+  end
+  if cost and limit and period and burst and now then
+    local t = math.floor((period + limit - 1) / limit)  -- µs per token, rounded up
+    local empty = (tonumber(redis.call('GET', KEYS[1])) or 0) - now  -- cap - credit; absent: a full bucket
+    if empty < 0 then empty = 0 end
+    local need = cost * t
+    if burst * t - empty < need then return -1 - empty end
+    if ARGV[2] == '1' then
+      empty = empty + need
+      redis.call('SET', KEYS[1], string.format('%d', now + empty), 'PX',
+                 string.format('%d', math.floor((empty + 999) / 1000) + grace_ms))
+    end
+    return empty
+  end
+end
+
+-- Several policies: each state read once, every state written only when all policies allow a hit (decide_all.lua's
+-- rules), and decide_all.lua's 7-integer reply, the policy reported chosen as combine_decisions does. Arrays of
+-- numbers only, no function.
+if #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1]) and (ARGV[3] == '' or tonumber(ARGV[3])) then
+  local n, cost = #KEYS, tonumber(ARGV[1])
+  local now, grace_ms = tonumber(ARGV[3]), 1000
+  if ARGV[3] == '' then
+    local t = redis.call('TIME')
+    now, grace_ms = tonumber(t[1]) * 1000000 + tonumber(t[2]), 0
+  end
+  local empties, all = {}, true
+  for i = 1, n do
+    local limit = tonumber(ARGV[3 * i + 1])
+    local t = math.floor((tonumber(ARGV[3 * i + 2]) + limit - 1) / limit)
+    local empty = (tonumber(redis.call('GET', KEYS[i])) or 0) - now  -- cap - credit; absent: a full bucket
+    if empty < 0 then empty = 0 end
+    if tonumber(ARGV[3 * i + 3]) * t - empty < cost * t then all = false end
+    empties[i] = empty
+  end
+  local hit = all and ARGV[2] == '1'
+  local index, retry, remaining, reset
+  for i = 1, n do
+    local limit, burst, empty = tonumber(ARGV[3 * i + 1]), tonumber(ARGV[3 * i + 3]), empties[i]
+    local t = math.floor((tonumber(ARGV[3 * i + 2]) + limit - 1) / limit)
+    local cap, need = burst * t, cost * t
+    local r = cap - empty < need and need - (cap - empty) or 0
+    if hit then
+      empty = empty + need
+      redis.call('SET', KEYS[i], string.format('%d', now + empty), 'PX',
+                 string.format('%d', math.floor((empty + 999) / 1000) + grace_ms))
+    end
+    local a = cap - empty  -- the credit
+    local left = a >= 0 and math.floor(a / t) or -math.floor(-a / t)  -- C++ division
+    if (r == 0) == all and (index == nil or r > retry or (r == retry and left < remaining)) then
+      index, retry, remaining, reset = i, r, left, empty
+    end
+  end
+  local burst = tonumber(ARGV[3 * index + 3])
+  return {all and 1 or 0, burst, remaining, reset, retry, burst - remaining, index - 1}
+end
