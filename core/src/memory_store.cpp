@@ -165,7 +165,7 @@ Decision MemoryStore::decide_one(Shard& shard, uint64_t tag_hash, int64_t now, c
   if (live || (entry != nullptr && charged)) {
     if (!live) entry->state = std::move(fresh);  // an expired entry is reused as a new one
     if (shard.set_expiry(entry, expires_at)) lower_hint(shard.earliest_expiry_hint());
-    if (hit) shard.touch(entry);  // a denial is a use too: a hammered key stays
+    if (hit) shard.use(entry);  // a denial is a use too: a hammered key stays
   } else if (charged) {
     insert(shard, hash, key, std::move(fresh), expires_at, now);
   }
@@ -203,14 +203,14 @@ Decision MemoryStore::decide(const StoreCall& call) {
   }
   const Decision d = decide_all(call.policies, states.data(), call.count, now, call.cost, call.mode, expiries.data());
   const bool charged = hit && d.allowed;
-  // Update and touch the stored entries before inserting the new ones, so that making room never evicts them.
+  // Update and use the stored entries before inserting the new ones, so that making room never evicts them.
   for (size_t i = 0; i < call.count; ++i) {
     Entry* entry = entries[i];
     const bool live = states[i] != &fresh[i];
     if (entry == nullptr || (!live && !charged)) continue;
     if (!live) entry->state = std::move(fresh[i]);
     if (shard.set_expiry(entry, expiries[i])) lower_hint(shard.earliest_expiry_hint());
-    if (hit) shard.touch(entry);
+    if (hit) shard.use(entry);
   }
   if (charged) {
     for (size_t i = 0; i < call.count; ++i)

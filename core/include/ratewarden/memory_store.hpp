@@ -21,7 +21,7 @@ struct SipKey;
 struct MemoryStoreOptions {
   // Bound on stored entries (one per key and policy), for the whole store: no live entry is evicted while fewer
   // are held. When full, an expired entry goes first (from any shard), else the least recently used entry of the
-  // new key's shard (docs/memory-store.md).
+  // new key's shard, as CLOCK approximates it (docs/memory-store.md).
   int64_t max_keys = 1000000;
   // Lock stripes (rounded up to a power of two); 0 picks a default.
   int32_t shards = 0;

@@ -106,10 +106,8 @@ bool Shard::insert(uint64_t hash, const KeyRef& key, AlgorithmState&& state, int
   while (slots_[i].entry != nullptr) i = (i + 1) & mask_;
   slots_[i] = Slot{hash, entry};
   ++size_;
-  entry->older = newest_;
-  if (newest_ != nullptr) newest_->newer = entry;
-  newest_ = entry;
-  if (oldest_ == nullptr) oldest_ = entry;
+  place_newest(entry);
+  entry->used = entry->placed;
   heap_.push_back(HeapItem{expires_at_us, entry});
   entry->heap_pos = static_cast<uint32_t>(heap_.size() - 1);
   heap_up(heap_.size() - 1);
@@ -155,13 +153,12 @@ void Shard::unlink(Entry* entry) {
   entry->newer = entry->older = nullptr;
 }
 
-void Shard::touch(Entry* entry) {
-  if (entry == newest_) return;
-  unlink(entry);
+void Shard::place_newest(Entry* entry) {
   entry->older = newest_;
-  newest_->newer = entry;  // not null: the shard held another entry
+  if (newest_ != nullptr) newest_->newer = entry;
   newest_ = entry;
   if (oldest_ == nullptr) oldest_ = entry;
+  entry->placed = ++uses_;
 }
 
 bool Shard::drop_one_expired(int64_t now_us) {
@@ -180,6 +177,12 @@ bool Shard::drop_one_expired(int64_t now_us) {
 
 bool Shard::drop_least_recent() {
   if (oldest_ == nullptr) return false;
+  // Ends within one pass: an entry moved to the front is placed after its last use.
+  while (oldest_->used > oldest_->placed) {
+    Entry* second_chance = oldest_;
+    unlink(second_chance);
+    place_newest(second_chance);
+  }
   erase(oldest_);
   return true;
 }

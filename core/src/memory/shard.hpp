@@ -41,8 +41,10 @@ struct KeyRef {
 
 // One stored state: a storage key's algorithm state, allocated with its key bytes right after it.
 struct Entry {
-  Entry* newer = nullptr;  // recency list: toward the most recently used
+  Entry* newer = nullptr;  // the shard's list, in the order entries were placed in it: toward the newest
   Entry* older = nullptr;
+  uint64_t placed = 0;  // the shard's use count when the entry took its place in the list
+  uint64_t used = 0;    // ... and when it was last used
   uint64_t hash = 0;
   int64_t expires_at_us = 0;  // the state no longer matters from then on (an expired entry equals an absent key)
   uint32_t heap_pos = 0;
@@ -72,11 +74,15 @@ class alignas(64) Shard {
   void erase(Entry* entry);
   // Records the entry's new expiry; returns true when the shard's earliest expiry moved earlier.
   bool set_expiry(Entry* entry, int64_t expires_at_us);
-  void touch(Entry* entry);  // now the most recently used
+  // Records a use. The list is not reordered (a hit writes only its own entry, never its neighbours', which
+  // other threads' entries would bounce between cores): eviction gives entries used since they were placed a
+  // second chance instead.
+  void use(Entry* entry) { entry->used = ++uses_; }
 
   // Drops one expired entry (the earliest to expire) if the shard holds one.
   bool drop_one_expired(int64_t now_us);
-  // Drops the least recently used entry, live or not; false when the shard is empty.
+  // Drops the least recently used entry, live or not, as CLOCK finds it: the oldest-placed entry not used since it
+  // was placed (those used since go to the front, placed anew); false when the shard is empty.
   bool drop_least_recent();
 
   size_t size() const { return size_; }
@@ -98,6 +104,7 @@ class alignas(64) Shard {
   size_t slot_of(const Entry* entry) const;
   void grow();
   void unlink(Entry* entry);
+  void place_newest(Entry* entry);
   void heap_place(size_t pos, HeapItem item);
   void heap_up(size_t pos);
   void heap_down(size_t pos);
@@ -109,6 +116,7 @@ class alignas(64) Shard {
   size_t size_ = 0;
   Entry* newest_ = nullptr;
   Entry* oldest_ = nullptr;
+  uint64_t uses_ = 0;
   std::vector<HeapItem> heap_;
   std::atomic<int64_t> hint_{kNever};
 };
