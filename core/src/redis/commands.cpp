@@ -1,5 +1,6 @@
 #include "commands.hpp"
 
+#include "ratewarden/algorithms.hpp"
 #include "ratewarden/errors.hpp"
 #include "resp.hpp"
 #include "scripts.hpp"
@@ -18,20 +19,25 @@ namespace {
 Decision from_integer(const RedisRequest& req, int64_t v) {
   const bool allowed = v >= 0;
   const int64_t x = allowed ? v : -1 - v;
-  int64_t remaining = 0, reset_after = 0, retry_after = 0;
-  if (req.algorithm == Algorithm::fixed_window) {
+  const Policy& p = req.policy;
+  Decision d;
+  if (p.algorithm == Algorithm::fixed_window) {
     // x = left_ms * (limit + 1) + remaining; a denial waits for the window's end.
-    remaining = x % (req.capacity + 1);
-    reset_after = x / (req.capacity + 1) * 1000;
-    retry_after = allowed ? 0 : reset_after;
+    const int64_t remaining = x % (p.limit + 1);
+    const int64_t left_us = x / (p.limit + 1) * 1000;
+    d = Decision{allowed, p.limit, remaining, left_us, allowed ? 0 : left_us, p.limit - remaining, 0};
   } else {
-    // gcra (x = tat - now) and token_bucket (x = cap - credit): tau = capacity tokens' worth of µs.
-    const int64_t tau = req.capacity * req.interval_us;
-    remaining = (tau - x) / req.interval_us;
-    reset_after = x;
-    retry_after = allowed ? 0 : x + req.cost * req.interval_us - tau;
+    // gcra and token_bucket store the same number (gcra's TAT is the bucket's full-at instant: token_bucket.lua), and
+    // x is it less the server's now. gcra's own function reports it, as a peek at that state: what a denied hit
+    // decided, or, after an allowed hit, everything but the admission itself.
+    GcraState state{x};
+    gcra(state, 0, p, req.cost, Mode::peek, d);
+    if (allowed) {
+      d.allowed = true;
+      d.retry_after_us = 0;
+    }
   }
-  return Decision{allowed, req.capacity, remaining, reset_after, retry_after, req.capacity - remaining, 0};
+  return d;
 }
 
 }  // namespace
@@ -43,9 +49,7 @@ void build_script_call(RedisRequest& req, const StoreCall& call, const std::stri
   const size_t argc = 3 + call.count + 3 + 3 * call.count;
   req.script = &script.body;
   req.argc = argc;
-  req.algorithm = call.policies[0].algorithm;
-  req.capacity = call.policies[0].capacity();
-  req.interval_us = call.policies[0].interval_us();
+  req.policy = call.policies[0];
   req.cost = call.cost;
   RespWriter w(req.command, argc);
   w.arg("EVALSHA").arg(script.sha);
@@ -80,8 +84,9 @@ Decision to_decision(const RedisRequest& req, const std::string& name) {
     v[i] = r->element[i]->integer;
   }
   if (r->elements == 7) return Decision{v[0] == 1, v[1], v[2], v[3], v[4], v[5], static_cast<int32_t>(v[6])};
-  const int64_t used = r->elements == 5 ? v[4] : req.capacity - v[1];
-  return Decision{v[0] == 1, req.capacity, v[1], v[2], v[3], used, 0};
+  const int64_t capacity = req.policy.capacity();
+  const int64_t used = r->elements == 5 ? v[4] : capacity - v[1];
+  return Decision{v[0] == 1, capacity, v[1], v[2], v[3], used, 0};
 }
 
 void expect_reply(const RedisRequest& req, int type, const std::string& name) {

@@ -30,10 +30,8 @@ struct RedisRequest {
   const std::string* script = nullptr;
   size_t argc = 0;
   size_t args_offset = 0;
-  // A one-policy script call: what its short replies leave out (commands.cpp, to_decision).
-  Algorithm algorithm = Algorithm::fixed_window;
-  int64_t capacity = 0;     // the policy's capacity
-  int64_t interval_us = 0;  // token_bucket / gcra: µs per token
+  // A script call: the first policy and the cost, what its short replies leave out (commands.cpp, to_decision).
+  Policy policy;
   int64_t cost = 0;
 
   ReplyPtr reply{nullptr, freeReplyObject};
