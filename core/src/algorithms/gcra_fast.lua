@@ -1,7 +1,9 @@
--- gcra, one policy (the layout: gcra.lua). First in the script, before prelude.lua: a Redis script's body runs
--- afresh on every call, so this path creates no function and no table. TIME (or the test clock), GET, and SET PX
--- only for an allowed hit. Replies with one integer (commands.cpp, to_decision): reset_after = tat - now, as is for
--- an allowed call and as -1 - reset_after for a denial; remaining and retry_after follow from it and the policy.
+-- gcra, one policy (the layout: gcra.lua), and token_bucket's too: its stored full-at instant is this TAT, the same
+-- number with the same arithmetic (token_bucket.lua; cmake/embed_lua.cmake puts this file before both scripts).
+-- First in the script, before prelude.lua: a Redis script's body runs afresh on every call, so this path creates no
+-- function and no table. TIME (or the test clock), GET, and SET PX only for an allowed hit. Replies with one integer
+-- (commands.cpp, to_decision): reset_after = tat - now, as is for an allowed call and as -1 - reset_after for a
+-- denial; the rest of the decision follows from it, the policy and the cost.
 if #KEYS == 1 and #ARGV == 6 then
   local cost, limit, period, burst = tonumber(ARGV[1]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
   local now, grace_ms = tonumber(ARGV[3]), 1000  -- a test clock's time stands still: prelude.lua, ttl_grace_ms
