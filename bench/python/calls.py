@@ -12,6 +12,7 @@ import time
 from typing import Callable, List
 
 import limits
+import redis as redis_py
 from limits import storage, strategies
 
 import ratewarden
@@ -114,7 +115,15 @@ def redis() -> None:
         report(f"limits.redis.{name}.8", per_call_us(threaded(hit, 8, 1000)))
 
 
+def floor() -> None:
+    """The round trip under every synchronous Redis call from one thread, ours and limits' alike: redis-py's PING
+    (no script, no key), on the same server in the same run."""
+    client = redis_py.Redis.from_url(REDIS)
+    report("floor.redis.ping.1", per_call_us(loop(lambda k: client.ping(), KEYS[:3000])))
+
+
 if __name__ == "__main__":
     memory()
     contended()
     redis()
+    floor()

@@ -40,6 +40,12 @@ for threads, target in ((1, ">= 1.5x"), (8, ">= 3x")):
     us = results[f"rw.redis.hit.{threads}"]
     row(f"Redis `hit()`, {threads} thread{'s' if threads > 1 else ''}, µs/call", f"{us:.1f}",
         f"{limits_redis:.1f} (limits {strategy})", limits_redis / us, target)
+if "floor.redis.ping.1" in results:
+    # No synchronous hit from one thread is faster than a bare round trip: limits' time over it bounds the ratio.
+    ping = results["floor.redis.ping.1"]
+    strategy, limits_redis = fastest("limits.redis.", ".1")
+    row("floor: redis-py `PING`, 1 thread, µs/call", f"{ping:.1f}", f"{limits_redis:.1f} (limits {strategy})",
+        limits_redis / ping, "the most any Redis `hit()` can reach")
 # HTTP: time per request over the bare app's (lower is better), median of the rounds, with their spread.
 for server in ("sync", "gthread"):
     if f"http.{server}.bare" not in http:

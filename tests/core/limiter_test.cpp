@@ -74,7 +74,7 @@ TEST(Limiter, KeysAreBinarySafe) {
   EXPECT_TRUE(limiter.hit(a).allowed);
   EXPECT_TRUE(limiter.hit(b).allowed);
   EXPECT_FALSE(limiter.hit(a).allowed);
-  EXPECT_EQ(limiter.storage_key(a, 0), std::string("rw:{user\0a}:v2:fixed_window:1:60000", 35));
+  EXPECT_EQ(limiter.storage_key(a, 0), std::string("rw:{user\0a}:v3:fixed_window:1:60000", 35));
 }
 
 TEST(Limiter, StorageKeyFormat) {
@@ -82,15 +82,15 @@ TEST(Limiter, StorageKeyFormat) {
   LimiterOptions o;
   o.prefix = "app";
   o.algorithm = Algorithm::gcra;
-  EXPECT_EQ(Limiter("10/s; 100/m", store, o).storage_key("u1", 1), "app:{u1}:v2:gcra:100:60000");
+  EXPECT_EQ(Limiter("10/s; 100/m", store, o).storage_key("u1", 1), "app:{u1}:v3:gcra:100:60000");
   o.burst = 10;  // equal to the limit: the same state as the default
-  EXPECT_EQ(Limiter("10/s", store, o).storage_key("u1", 0), "app:{u1}:v2:gcra:10:1000");
+  EXPECT_EQ(Limiter("10/s", store, o).storage_key("u1", 0), "app:{u1}:v3:gcra:10:1000");
   o.burst = 25;
-  EXPECT_EQ(Limiter("10/s", store, o).storage_key("u1", 0), "app:{u1}:v2:gcra:10:1000:25");
+  EXPECT_EQ(Limiter("10/s", store, o).storage_key("u1", 0), "app:{u1}:v3:gcra:10:1000:25");
   LimiterOptions w = with_algorithm(Algorithm::sliding_window);
-  EXPECT_EQ(Limiter("10/500ms", store, w).storage_key("u", 0), "rw:{u}:v2:sliding_window:10:500");
+  EXPECT_EQ(Limiter("10/500ms", store, w).storage_key("u", 0), "rw:{u}:v3:sliding_window:10:500");
   w.buckets = 4;
-  EXPECT_EQ(Limiter("10/500ms", store, w).storage_key("u", 0), "rw:{u}:v2:sliding_window:10:500:4");
+  EXPECT_EQ(Limiter("10/500ms", store, w).storage_key("u", 0), "rw:{u}:v3:sliding_window:10:500:4");
 }
 
 TEST(Limiter, LimitersWithTheSamePolicyShareState) {

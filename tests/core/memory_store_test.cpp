@@ -160,7 +160,7 @@ TEST(MemoryStore, KeysInPartsAndWholeKeysAreTheSameEntries) {
     return store->decide(StoreCall{&policy, whole, 1, tag, 1, Mode::hit, head, suffix});
   };
   for (const char* tag : {"x", "user:42", "a-longer-user-key"}) {
-    for (const std::string& suffix : {std::string("}"), std::string("}:s"), std::string("}:v2:fixed_window:5:3600000")}) {
+    for (const std::string& suffix : {std::string("}"), std::string("}:s"), std::string("}:v3:fixed_window:5:3600000")}) {
       const std::string whole = std::string("p:{") + tag + suffix;
       EXPECT_EQ(call(nullptr, "p:{", tag, &suffix).remaining, 4) << whole;
       EXPECT_EQ(call(&whole, "", tag, nullptr).remaining, 3) << whole;

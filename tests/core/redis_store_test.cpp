@@ -153,6 +153,48 @@ TEST(RedisStore, ServerClockFixedWindowOfAHugeLimit) {
   EXPECT_LE(d.reset_after_us, kPeriodUs);
 }
 
+// Under the server clock a sliding window's hits in its newest bucket rewrite only the state's head (SETRANGE): the
+// TTL set when the bucket opened stays. One integer carries an allowed decision where it is exact; the largest limit
+// per hour (reset_after * (limit + 1) >= 2^53) replies with the table, and decides the same.
+TEST(RedisStore, ServerClockSlidingWindow) {
+  LimiterOptions o = with_algorithm(Algorithm::sliding_window);
+  o.buckets = 2;
+  Limiter limiter("3 per 2000s", redis("?prefix=swclock"), o);  // buckets of 1,000 s
+  limiter.reset("k");
+  const std::string key = limiter.storage_key("k", 0);
+  for (int i = 0; i < 3; ++i) {
+    const Decision d = limiter.hit("k");
+    EXPECT_TRUE(d.allowed);
+    EXPECT_EQ(d.remaining, 2 - i);
+    EXPECT_EQ(d.used, i + 1);
+    EXPECT_GT(d.reset_after_us, 2000 * kS);  // (n + 1) * w - (now - bucket start)
+    EXPECT_LE(d.reset_after_us, 3000 * kS);
+  }
+  EXPECT_EQ(server().command({"TYPE", key}), "string");
+  EXPECT_EQ(server().command({"STRLEN", key}), "32");  // the head alone: no older bucket counted
+  const int64_t ttl = std::stoll(server().command({"PTTL", key}));
+  EXPECT_GT(ttl, 2000 * 1000);
+  EXPECT_LE(ttl, 3000 * 1000);
+  const Decision denied = limiter.hit("k");
+  EXPECT_FALSE(denied.allowed);
+  EXPECT_EQ(denied.remaining, 0);
+  EXPECT_GT(denied.retry_after_us, 1000 * kS);  // the first bucket's hits weigh in until the window passes it
+  EXPECT_LE(denied.retry_after_us, 3000 * kS);
+
+  Limiter huge("1000000000/hour", redis("?prefix=swhuge"), with_algorithm(Algorithm::sliding_window));
+  huge.reset("k");
+  Decision d = huge.hit("k", 3);
+  EXPECT_TRUE(d.allowed);
+  EXPECT_EQ(d.remaining, 1000000000 - 3);
+  EXPECT_EQ(d.used, 3);
+  const int64_t w = huge.policies()[0].bucket_width_us();
+  EXPECT_GT(d.reset_after_us, 10 * w);
+  EXPECT_LE(d.reset_after_us, 11 * w);
+  d = huge.peek("k", 2);
+  EXPECT_TRUE(d.allowed);
+  EXPECT_EQ(d.remaining, 1000000000 - 3);
+}
+
 TEST(RedisStore, KeysOfAnyBytesStayInTheirPlace) {
   Limiter limiter("1/minute", redis("?prefix=bin"));
   const std::string nasty("a\0}{']]--\r\n\"end", 16);

@@ -217,13 +217,13 @@ describe('Redis store', () => {
 
   test('hit, peek, reset and hitMany, with the documented storage key', async () => {
     assert.equal((await limiter.hit('alice', { cost: 3 })).remaining, 97);
-    assert.equal(await redis.command('EXISTS', 'rw:{alice}:v2:fixed_window:100:60000'), '1');
+    assert.equal(await redis.command('EXISTS', 'rw:{alice}:v3:fixed_window:100:60000'), '1');
     assert.equal((await limiter.peek('alice')).used, 3);
     const many = await limiter.hitMany(['alice', 'bob']);
     assert.deepEqual(many.map((d) => d.used), [4, 1]);
     assert.deepEqual(many.map((d) => d.policyIndex), [0, 0]);
     await limiter.reset('alice');
-    assert.equal(await redis.command('EXISTS', 'rw:{alice}:v2:fixed_window:100:60000'), '0');
+    assert.equal(await redis.command('EXISTS', 'rw:{alice}:v3:fixed_window:100:60000'), '0');
     assert.throws(() => limiter.hitSync('alice'), INVALID);
     assert.throws(() => limiter.allowSync('alice'), { ...INVALID, message: /allowSync works on the memory store only/ });
     assert.deepEqual(limiter.store.stats(), { keys: 0, maxKeys: 0, evictions: 0 });

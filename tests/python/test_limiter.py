@@ -75,7 +75,7 @@ def test_str_and_bytes_keys_are_the_same_bytes(store_url: str) -> None:
     limiter.hit("é")
     assert limiter.hit("é".encode()).remaining == 1
     assert limiter.hit(b"\x00bin\xff").remaining == 2  # binary, NUL included
-    assert limiter.storage_key("é") == b"keys:{\xc3\xa9}:v2:fixed_window:3:60000"
+    assert limiter.storage_key("é") == b"keys:{\xc3\xa9}:v3:fixed_window:3:60000"
 
 
 def test_hit_many(store_url: str) -> None:

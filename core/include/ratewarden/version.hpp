@@ -2,7 +2,7 @@
 
 // Version of the Redis key format (docs/key-format.md): bumped when stored state stops being shared;
 // from version 2 on it is part of every storage key ("<prefix>:{<key>}:v2:..."), so versions never read each other's.
-#define RATEWARDEN_KEY_FORMAT_VERSION 2
+#define RATEWARDEN_KEY_FORMAT_VERSION 3
 
 namespace ratewarden {
 

@@ -26,6 +26,10 @@ Decision from_integer(const RedisRequest& req, int64_t v) {
     const int64_t remaining = x % (p.limit + 1);
     const int64_t left_us = x / (p.limit + 1) * 1000;
     d = Decision{allowed, p.limit, remaining, left_us, allowed ? 0 : left_us, p.limit - remaining, 0};
+  } else if (p.algorithm == Algorithm::sliding_window) {
+    // x = reset_after_us * (limit + 1) + remaining, for an allowed call only (a denial replies with the table).
+    const int64_t remaining = x % (p.limit + 1);
+    d = Decision{true, p.limit, remaining, x / (p.limit + 1), 0, p.limit - remaining, 0};
   } else {
     // gcra and token_bucket store the same number (gcra's TAT is the bucket's full-at instant: token_bucket.lua), and
     // x is it less the server's now. gcra's own function reports it, as a peek at that state: what a denied hit
@@ -74,7 +78,10 @@ Decision to_decision(const RedisRequest& req, const std::string& name) {
   // the limit being the policy's capacity and used = limit - remaining when left out; several policies {allowed,
   // limit, remaining, reset_after, retry_after, used, policy_index}. Or one integer, from a one-policy fast path.
   const redisReply* r = req.reply.get();
-  if (req.error_message.empty() && r != nullptr && r->type == REDIS_REPLY_INTEGER) return from_integer(req, r->integer);
+  if (req.error_message.empty() && r != nullptr && r->type == REDIS_REPLY_INTEGER) {
+    if (r->integer < 0 && req.policy.algorithm == Algorithm::sliding_window) throw_reply_error(req, name);
+    return from_integer(req, r->integer);
+  }
   if (!req.error_message.empty() || r == nullptr || r->type != REDIS_REPLY_ARRAY ||
       (r->elements != 4 && r->elements != 5 && r->elements != 7))
     throw_reply_error(req, name);
