@@ -1,0 +1,106 @@
+-- One call on every policy of one key, atomically: the twin of decide_all.cpp (and decide_all.lua).
+-- keys[i] is the storage key of policy i (algos[i], lims[i], periods[i], extras[i]: Policy::option_value); test_now
+-- is the test clock's time (µs) or NULL for the database's clock. Returns {allowed (1/0), limit, remaining,
+-- reset_after, retry_after, used, policy_index}.
+-- A hit locks the call's rows, in key order (no deadlock between calls that share keys), creating the absent ones
+-- first so that two first hits on a key cannot both decide from a fresh state; a peek reads them all in one
+-- statement (one snapshot) and locks nothing. Only an allowed hit writes.
+CREATE OR REPLACE FUNCTION @schema@.@table@_decide(
+    keys bytea[], algos text[], lims bigint[], periods bigint[], extras bigint[], cost bigint, hit boolean,
+    test_now bigint)
+RETURNS bigint[] LANGUAGE plpgsql AS $$
+DECLARE
+  n int := array_length(keys, 1);
+  distinct_keys int;
+  locked int;
+  states text[];
+  t_now bigint;
+  db_now bigint;
+  grace bigint := 0;
+  d record;
+  all_allowed boolean := true;
+  out_states text[];
+  expiries bigint[];
+  chosen int;
+  best_retry bigint;
+  best_remaining bigint;
+  results bigint[] := '{}';
+BEGIN
+  IF hit THEN
+    SELECT count(DISTINCT k) INTO distinct_keys FROM unnest(keys) k;
+    LOOP
+      INSERT INTO @schema@.@table@ (key, state, expires_at)
+        SELECT k, NULL, 0 FROM unnest(keys) k ORDER BY k ON CONFLICT (key) DO NOTHING;
+      SELECT count(*) INTO locked
+        FROM (SELECT 1 FROM @schema@.@table@ WHERE key = ANY(keys) ORDER BY key FOR UPDATE) l;
+      EXIT WHEN locked = distinct_keys;  -- else the sweep deleted an expired row in between: again
+    END LOOP;
+  END IF;
+  SELECT array_agg(t.state::text ORDER BY u.i) INTO states
+    FROM unnest(keys) WITH ORDINALITY u(k, i) LEFT JOIN @schema@.@table@ t ON t.key = u.k;
+  db_now := @schema@.rw1_clock();
+  t_now := coalesce(test_now, db_now);
+  -- A test clock stands still between steps while the database's clock runs: a grace minute keeps the sweep from
+  -- deleting a state the test clock still sees alive (decisions never read expires_at, only the state).
+  IF test_now IS NOT NULL THEN grace := 60000000; END IF;
+
+  IF n = 1 THEN
+    -- One policy decides alone: a hit evaluates once.
+    SELECT * INTO d FROM @schema@.rw1_evaluate(algos[1], states[1]::bigint[], t_now, lims[1], periods[1], extras[1], cost, hit);
+    IF hit AND d.allowed THEN
+      UPDATE @schema@.@table@ SET state = d.state, expires_at = db_now + grace + (d.expires_at - t_now)
+        WHERE key = keys[1];
+    END IF;
+    RETURN ARRAY[CASE WHEN d.allowed THEN 1 ELSE 0 END, d.d_limit, d.remaining, d.reset_after, d.retry_after, d.used, 0];
+  END IF;
+
+  -- Several: peek every policy; a hit charges them all (from their peeked states) only if every one allows it.
+  out_states := states;
+  expiries := array_fill(0::bigint, ARRAY[n]);
+  FOR i IN 1 .. n LOOP
+    SELECT * INTO d FROM @schema@.rw1_evaluate(algos[i], states[i]::bigint[], t_now, lims[i], periods[i], extras[i], cost, false);
+    out_states[i] := d.state::text;
+    results := results || ARRAY[CASE WHEN d.allowed THEN 1 ELSE 0 END, d.d_limit, d.remaining, d.reset_after,
+                                d.retry_after, d.used];
+    all_allowed := all_allowed AND d.allowed;
+  END LOOP;
+  IF hit AND all_allowed THEN
+    results := '{}';
+    FOR i IN 1 .. n LOOP
+      SELECT * INTO d FROM @schema@.rw1_evaluate(algos[i], out_states[i]::bigint[], t_now, lims[i], periods[i], extras[i], cost, true);
+      results := results || ARRAY[1, d.d_limit, d.remaining, d.reset_after, d.retry_after, d.used];
+      UPDATE @schema@.@table@ SET state = d.state, expires_at = db_now + grace + (d.expires_at - t_now)
+        WHERE key = keys[i];
+    END LOOP;
+  END IF;
+  -- combine_decisions: among the policies that agree with the outcome, the largest retry_after, then the lowest
+  -- remaining, then the first.
+  FOR i IN 1 .. n LOOP
+    IF (results[6 * i - 5] = 1) = all_allowed AND (chosen IS NULL OR results[6 * i - 1] > best_retry OR
+        (results[6 * i - 1] = best_retry AND results[6 * i - 3] < best_remaining)) THEN
+      chosen := i;
+      best_retry := results[6 * i - 1];
+      best_remaining := results[6 * i - 3];
+    END IF;
+  END LOOP;
+  RETURN results[6 * chosen - 5 : 6 * chosen] || (chosen - 1)::bigint;
+END $$;
+
+-- The background sweep: deletes the expired rows among those of blocks [from_block, from_block + blocks) (a TID
+-- range scan: no index on expires_at, which would make every update non-HOT), skipping rows a call holds locked.
+-- Returns the rows deleted and the block to start the next batch from (0 after the table's last block).
+CREATE OR REPLACE FUNCTION @schema@.@table@_sweep(from_block bigint, blocks bigint, OUT deleted bigint,
+                                                  OUT next_block bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  db_now bigint := @schema@.rw1_clock();
+  lo tid := format('(%s,0)', from_block)::tid;
+  hi tid := format('(%s,0)', from_block + blocks)::tid;
+  total bigint := pg_relation_size('@schema@.@table@'::regclass) / current_setting('block_size')::bigint;
+BEGIN
+  DELETE FROM @schema@.@table@ WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM @schema@.@table@ WHERE ctid >= lo AND ctid < hi AND expires_at < db_now
+    FOR UPDATE SKIP LOCKED));
+  GET DIAGNOSTICS deleted = ROW_COUNT;
+  next_block := CASE WHEN from_block + blocks >= total THEN 0 ELSE from_block + blocks END;
+END $$;
