@@ -202,6 +202,56 @@ TEST(PostgresSchema, ConcurrentFirstUseFromEightProcesses) {
   EXPECT_EQ(server().sql("SELECT (state[1])::text FROM raced.limits LIMIT 1"), "8");
 }
 
+// Closing a store with thousands of calls in flight: every callback runs exactly once, with an error or a decision.
+TEST(PostgresStore, CloseWithThousandsInFlight) {
+  auto store = postgres("?timeout=5s&table=closing");
+  Limiter limiter("1000000/hour", store);
+  limiter.hit("warm");  // connected, schema made
+  constexpr int kCalls = 5000;
+  std::atomic<int> answered{0}, failed{0};
+  const Policy policy = limiter.policies()[0];
+  std::vector<std::string> keys(kCalls);
+  for (int i = 0; i < kCalls; ++i) {
+    keys[i] = limiter.storage_key("k" + std::to_string(i % 50), 0);
+    StoreCall call;
+    call.policies = &policy;
+    call.keys = &keys[i];
+    call.count = 1;
+    call.tag = keys[i];
+    store->decide_async(call, [&](const Decision* d, const Error* e) {
+      (d != nullptr ? answered : failed)++;
+      EXPECT_TRUE((d == nullptr) != (e == nullptr));
+    });
+  }
+  store->close();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (answered + failed < kCalls && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(Ms(10));
+  std::this_thread::sleep_for(Ms(100));  // and no second callback
+  EXPECT_EQ(answered + failed, kCalls);
+  EXPECT_GT(failed.load(), 0) << "close() came after every answer: the test proved nothing";
+  EXPECT_THROW(limiter.hit("after"), StoreError);
+}
+
+// fork() after use: the child's calls go through connections of its own; the parent's keep working.
+TEST(PostgresStore, ForkAfterUse) {
+  Limiter limiter("100/minute", postgres("?timeout=5s&table=forked"));
+  limiter.reset("k");
+  EXPECT_EQ(limiter.hit("k").remaining, 99);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int code = 1;
+    try {
+      code = limiter.hit("k").remaining == 98 && limiter.hit("k").remaining == 97 ? 0 : 2;
+    } catch (...) {
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_EQ(limiter.hit("k").remaining, 96);
+}
+
 // A server of its own: these tests kill it.
 TEST(PostgresFailures, KillMidFloodAndRestart) {
   PostgresServer own;
