@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -138,6 +139,20 @@ TEST(PostgresStore, SchemaOptions) {
   // Once made, create=0 finds it.
   Limiter found("1/minute", postgres("?schema=durable&table=kept&create=0&prefix=found"));
   EXPECT_TRUE(found.hit("k").allowed);
+}
+
+// The documented way to create the schema by hand (scripts/postgres_schema.sh | psql), then stores with create=0.
+TEST(PostgresStore, SchemaScriptForCreateZero) {
+  const std::string command = std::string(RATEWARDEN_SOURCE_DIR) +
+                              "/scripts/postgres_schema.sh handmade limits logged | psql -q -v ON_ERROR_STOP=1 "
+                              "-h 127.0.0.1 -U postgres -d postgres -p " + std::to_string(server().port()) +
+                              " >/dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  EXPECT_EQ(server().sql("SELECT relpersistence FROM pg_class WHERE oid = 'handmade.limits'::regclass"), "p");
+  Limiter limiter("2/minute", postgres("?schema=handmade&create=0&timeout=5s"));
+  EXPECT_EQ(limiter.hit("k").remaining, 1);
+  EXPECT_EQ(limiter.hit("k").remaining, 0);
+  EXPECT_FALSE(limiter.hit("k").allowed);
 }
 
 // Expired rows go in the background, batch by batch; the live ones stay.

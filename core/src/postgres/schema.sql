@@ -1,9 +1,10 @@
 -- ratewarden's PostgreSQL schema, version 1 (docs/deployment.md, "PostgreSQL"). The store runs this on first use
 -- (unless ?create=0); it is idempotent and serialised by an advisory lock, so many processes may start at once.
 -- The build embeds schema.sql, then core/src/algorithms/<algorithm>.sql for every row of the algorithm table, the
--- generated dispatcher rw1_evaluate, then decide.sql. @schema@, @table@ and @unlogged@ are replaced by the store
--- (validated identifiers: lower-case letters, digits and '_'). To create it by hand:
---   ratewarden-pg-schema [schema [table [logged]]] | psql ...   (see docs/deployment.md)
+-- generated dispatcher rw1_evaluate, then decide.sql. The placeholders (schema, table and unlogged, each between
+-- two '@') are replaced by the store: validated identifiers of lower-case letters, digits and '_'. To create it by
+-- hand (for stores with ?create=0):
+--   scripts/postgres_schema.sh [schema [table [unlogged|logged]]] | psql ...   (docs/deployment.md)
 SELECT pg_advisory_xact_lock(7418412635419208501);
 
 CREATE SCHEMA IF NOT EXISTS @schema@;
