@@ -270,7 +270,7 @@ TEST(PostgresStore, ForkAfterUse) {
 // A server of its own: these tests kill it.
 TEST(PostgresFailures, KillMidFloodAndRestart) {
   PostgresServer own;
-  Limiter limiter("1000000/minute", open_store(own.url("?timeout=300ms&connect_timeout=300ms&pool=2")));
+  Limiter limiter("1000000/minute", open_store(own.url("?timeout=300ms&connect_timeout=300ms&pool=2&circuit_backoff=100ms")));
   EXPECT_TRUE(limiter.hit("k").allowed);
   std::atomic<bool> stop{false};
   std::atomic<int64_t> ok{0}, failed{0}, slowest_ms{0};
@@ -308,7 +308,7 @@ TEST(PostgresFailures, KillMidFloodAndRestart) {
 
 TEST(PostgresFailures, TerminatedBackendsMidFlood) {
   PostgresServer own;
-  Limiter limiter("1000000/minute", open_store(own.url("?timeout=500ms&pool=3&table=killed")));
+  Limiter limiter("1000000/minute", open_store(own.url("?timeout=500ms&pool=3&table=killed&circuit_backoff=50ms")));
   EXPECT_TRUE(limiter.hit("k").allowed);
   std::atomic<bool> stop{false};
   std::atomic<int64_t> ok{0}, failed{0}, slowest_ms{0};
@@ -334,11 +334,33 @@ TEST(PostgresFailures, TerminatedBackendsMidFlood) {
     own.sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'ratewarden'");
   }
   const int64_t ok_before = ok;
-  std::this_thread::sleep_for(Ms(300));
+  // Each kill counts against the circuit (one back-off of 50 ms at most), then the callers decide again.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (ok == ok_before && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(Ms(10));
   stop = true;
   for (auto& c : callers) c.join();
   EXPECT_GT(ok.load(), ok_before) << "no recovery after the kills";
   EXPECT_LT(slowest_ms.load(), 1000) << "a call outlived its timeout";
+}
+
+// The circuit breaker: after circuit_failures connection failures in a row, calls fail at once until the back-off
+// has passed; then the next call tries the server again.
+TEST(PostgresFailures, CircuitOpensAndRetriesAfterTheBackOff) {
+  PostgresServer own;
+  Limiter limiter("100/minute", open_store(own.url("?circuit_failures=2&circuit_backoff=300ms&timeout=1s")));
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  own.kill();
+  for (int i = 0; i < 2; ++i) EXPECT_THROW(limiter.hit("k"), StoreError);  // refused: counted
+  try {
+    limiter.hit("k");
+    ADD_FAILURE() << "a dead server answered";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("not tried"), std::string::npos) << e.what();
+  }
+  own.start();
+  std::this_thread::sleep_for(Ms(350));
+  EXPECT_TRUE(limiter.hit("k").allowed);  // the back-off passed: tried, answered, closed
+  EXPECT_TRUE(limiter.hit("k").allowed);
 }
 
 TEST(PostgresFailures, HungServerTimesOut) {

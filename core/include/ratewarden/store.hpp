@@ -133,7 +133,7 @@ void validate_key_prefix(const std::string& prefix);
 //   redis+cluster+unix:///path/a.sock,/path/b.sock,...   (the Unix socket of every master)
 //   postgres://[user[:password]@]host[:port][/dbname][?schema=ratewarden&table=limits&timeout=250ms&connect_timeout=1s
 //       &pool=4&create=1&unlogged=1&sweep=1s&sweep_blocks=64&host=/unix/socket/dir]      (also postgresql://)
-// The Redis stores also take ?circuit_failures=N&circuit_backoff=D (docs/deployment.md). Every scheme takes
+// Network stores also take ?circuit_failures=N&circuit_backoff=D (docs/deployment.md). Every scheme takes
 // ?prefix=P, the store's key_prefix.
 std::shared_ptr<Store> open_store(std::string_view url);
 // For tests: the same, with time from `clock` (µs) — the memory store's clock, or the "now" the Redis scripts and

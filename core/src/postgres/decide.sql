@@ -3,50 +3,46 @@
 -- is the test clock's time (µs) or NULL for the database's clock. Returns {allowed (1/0), limit, remaining,
 -- reset_after, retry_after, used, policy_index}.
 -- A hit locks the call's rows, in key order (no deadlock between calls that share keys), creating the absent ones
--- first so that two first hits on a key cannot both decide from a fresh state; a peek reads them all in one
--- statement (one snapshot) and locks nothing. Only an allowed hit writes.
+-- so that two first hits on a key cannot both decide from a fresh state; a peek reads them in one statement (one
+-- snapshot) and locks nothing. Only an allowed hit writes. The store's sessions use generic plans
+-- (plan_cache_mode): the statements here are the same for every call.
 CREATE OR REPLACE FUNCTION @schema@.@table@_decide(
     keys bytea[], algos text[], lims bigint[], periods bigint[], extras bigint[], cost bigint, hit boolean,
     test_now bigint)
 RETURNS bigint[] LANGUAGE plpgsql AS $$
 DECLARE
   n int := array_length(keys, 1);
-  distinct_keys int;
-  locked int;
   states text[];
+  cur_state bigint[];
   t_now bigint;
   db_now bigint;
   grace bigint := 0;
   d record;
   all_allowed boolean := true;
   out_states text[];
-  expiries bigint[];
   chosen int;
   best_retry bigint;
   best_remaining bigint;
   results bigint[] := '{}';
 BEGIN
   IF hit THEN
-    SELECT count(DISTINCT k) INTO distinct_keys FROM unnest(keys) k;
-    LOOP
-      INSERT INTO @schema@.@table@ (key, state, expires_at)
-        SELECT k, NULL, 0 FROM unnest(keys) k ORDER BY k ON CONFLICT (key) DO NOTHING;
-      SELECT count(*) INTO locked
-        FROM (SELECT 1 FROM @schema@.@table@ WHERE key = ANY(keys) ORDER BY key FOR UPDATE) l;
-      EXIT WHEN locked = distinct_keys;  -- else the sweep deleted an expired row in between: again
-    END LOOP;
+    -- Creates the absent rows and locks them all, in key order. ON CONFLICT DO UPDATE locks a conflicting row even
+    -- when its WHERE rejects the update: the row is locked, not rewritten (and a row deleted meanwhile by the sweep
+    -- is inserted afresh: ON CONFLICT retries).
+    INSERT INTO @schema@.@table@ AS r (key, state, expires_at)
+      SELECT k, NULL, 0 FROM unnest(keys) k ORDER BY k
+      ON CONFLICT (key) DO UPDATE SET expires_at = r.expires_at WHERE false;
   END IF;
-  SELECT array_agg(t.state::text ORDER BY u.i) INTO states
-    FROM unnest(keys) WITH ORDINALITY u(k, i) LEFT JOIN @schema@.@table@ t ON t.key = u.k;
-  db_now := @schema@.rw1_clock();
-  t_now := coalesce(test_now, db_now);
   -- A test clock stands still between steps while the database's clock runs: a grace minute keeps the sweep from
   -- deleting a state the test clock still sees alive (decisions never read expires_at, only the state).
   IF test_now IS NOT NULL THEN grace := 60000000; END IF;
 
   IF n = 1 THEN
     -- One policy decides alone: a hit evaluates once.
-    SELECT * INTO d FROM @schema@.rw1_evaluate(algos[1], states[1]::bigint[], t_now, lims[1], periods[1], extras[1], cost, hit);
+    SELECT t.state INTO cur_state FROM @schema@.@table@ t WHERE t.key = keys[1];
+    db_now := @schema@.rw1_clock();
+    t_now := coalesce(test_now, db_now);
+    SELECT * INTO d FROM @schema@.rw1_evaluate(algos[1], cur_state, t_now, lims[1], periods[1], extras[1], cost, hit);
     IF hit AND d.allowed THEN
       UPDATE @schema@.@table@ SET state = d.state, expires_at = db_now + grace + (d.expires_at - t_now)
         WHERE key = keys[1];
@@ -54,9 +50,14 @@ BEGIN
     RETURN ARRAY[CASE WHEN d.allowed THEN 1 ELSE 0 END, d.d_limit, d.remaining, d.reset_after, d.retry_after, d.used, 0];
   END IF;
 
+  -- Every row in one statement: one snapshot for a peek.
+  SELECT array_agg(t.state::text ORDER BY u.i) INTO states
+    FROM unnest(keys) WITH ORDINALITY u(k, i) LEFT JOIN @schema@.@table@ t ON t.key = u.k;
+  db_now := @schema@.rw1_clock();
+  t_now := coalesce(test_now, db_now);
+
   -- Several: peek every policy; a hit charges them all (from their peeked states) only if every one allows it.
   out_states := states;
-  expiries := array_fill(0::bigint, ARRAY[n]);
   FOR i IN 1 .. n LOOP
     SELECT * INTO d FROM @schema@.rw1_evaluate(algos[i], states[i]::bigint[], t_now, lims[i], periods[i], extras[i], cost, false);
     out_states[i] := d.state::text;

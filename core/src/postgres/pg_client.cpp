@@ -8,7 +8,7 @@
 namespace ratewarden {
 
 PgClient::PgClient(IoLoop& loop, std::shared_ptr<PgShared> shared) : loop_(loop), shared_(std::move(shared)) {
-  for (int i = 0; i < shared_->options.pool; ++i) connections_.push_back(std::make_unique<PgConnection>(loop_, *shared_));
+  for (int i = 0; i < shared_->options.pool; ++i) connections_.push_back(std::make_unique<PgConnection>(loop_, *shared_, *this));
 }
 
 PgClient::~PgClient() {
@@ -30,11 +30,25 @@ void PgClient::route(PgRequest* request) {
     request->fail(ErrorCode::store_timeout, shared_->name + ": no reply within the timeout");
     return finish_request(request);
   }
+  if (open_until_us_ > loop_.now_us()) {
+    request->fail(ErrorCode::store_unavailable,
+                  shared_->name + ": not tried: " + std::to_string(failures_) + " connection failures in a row (last: " +
+                      last_failure_ + "); the next try is in " +
+                      std::to_string((open_until_us_ - loop_.now_us() + 999) / 1000) + " ms");
+    return finish_request(request);
+  }
   // The least busy connection, round robin among equals.
   size_t best = next_++ % connections_.size();
   for (size_t i = 0; i < connections_.size(); ++i)
     if (connections_[i]->in_flight() < connections_[best]->in_flight()) best = i;
   connections_[best]->send(request);
+}
+
+void PgClient::on_server_failure(const std::string& message) {
+  last_failure_ = message;
+  const PgOptions& o = shared_->options;
+  if (o.circuit_failures > 0 && ++failures_ >= o.circuit_failures && !closed_)
+    open_until_us_ = monotonic_now_us() + o.circuit_backoff_us;
 }
 
 void PgClient::close() {

@@ -1,5 +1,10 @@
-// The I/O-thread side of a PostgreSQL store: its pool of connections, the timeouts and the background sweep
-// (internal). Made on any thread, used and destroyed on the I/O thread.
+// The I/O-thread side of a PostgreSQL store: its pool of connections, the timeouts, the circuit breaker and the
+// background sweep (internal). Made on any thread, used and destroyed on the I/O thread.
+//
+// The circuit, as the Redis node's (docs/deployment.md): after `circuit_failures` connection failures in a row
+// (refused, cut, silent past a timeout, no connection within connect_timeout: not an SQL error or a cancelled
+// statement), calls fail at once for `circuit_backoff`; then calls go through again, and the next failure opens it
+// for another back-off while an answer closes it.
 #pragma once
 
 #include <memory>
@@ -10,7 +15,7 @@
 
 namespace ratewarden {
 
-class PgClient final : public Deadlines {
+class PgClient final : public Deadlines, public PgHealth {
  public:
   PgClient(IoLoop& loop, std::shared_ptr<PgShared> shared);
   ~PgClient() override;
@@ -22,6 +27,8 @@ class PgClient final : public Deadlines {
 
   int64_t next_deadline_us() const override;
   void expire(int64_t now_us) override;
+  void on_server_answer() override { failures_ = 0; }
+  void on_server_failure(const std::string& message) override;
 
  private:
   void schedule_sweep(int64_t delay_us);
@@ -35,6 +42,9 @@ class PgClient final : public Deadlines {
   bool closed_ = false;
   bool sweep_scheduled_ = false;
   int64_t sweep_block_ = 0;
+  int failures_ = 0;           // connection failures in a row
+  int64_t open_until_us_ = 0;  // the circuit fails calls at once until then
+  std::string last_failure_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for timers that outlive this
 };
 

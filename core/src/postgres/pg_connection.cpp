@@ -48,7 +48,7 @@ void PgConnection::start_connect() {
   const std::string port = std::to_string(o.port);
   // The store's timeout is the server's too: a call that waits on a lock or runs long is cancelled there.
   const std::string session = "-c statement_timeout=" + std::to_string((o.timeout_us + 999) / 1000) +
-                              " -c synchronous_commit=off";
+                              " -c synchronous_commit=off -c plan_cache_mode=force_generic_plan";
   std::vector<const char*> keys = {"host", "port", "dbname", "user", "application_name", "options"};
   std::vector<const char*> values = {o.host.c_str(), port.c_str(), o.dbname.empty() ? nullptr : o.dbname.c_str(),
                                      o.user.empty() ? nullptr : o.user.c_str(), "ratewarden", session.c_str()};
@@ -61,7 +61,7 @@ void PgConnection::start_connect() {
   conn_ = PQconnectStartParams(keys.data(), values.data(), 0);
   if (conn_ == nullptr || PQstatus(conn_) == CONNECTION_BAD || PQsetnonblocking(conn_, 1) != 0) {
     const std::string why = conn_ != nullptr ? server_message() : "out of memory";
-    return fail_all(ErrorCode::store_unavailable, shared_.name + ": cannot connect: " + why);
+    return server_failed(ErrorCode::store_unavailable, shared_.name + ": cannot connect: " + why);
   }
   PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);  // the set-up's "already exists" notices
   state_ = State::connecting;
@@ -93,14 +93,14 @@ void PgConnection::continue_connect() {
       if (shared_.options.create && !shared_.schema_ready) return start_setup();
       return enter_pipeline();
     default:
-      return fail_all(ErrorCode::store_unavailable, shared_.name + ": cannot connect: " + server_message());
+      return server_failed(ErrorCode::store_unavailable, shared_.name + ": cannot connect: " + server_message());
   }
 }
 
 // The schema, once per store and process: one simple-protocol query, hence one transaction.
 void PgConnection::start_setup() {
   if (PQsendQuery(conn_, shared_.setup_sql.c_str()) == 0)
-    return fail_all(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
+    return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   state_ = State::setting_up;
   setup_error_.clear();
   dirty_ = true;
@@ -109,7 +109,7 @@ void PgConnection::start_setup() {
 
 void PgConnection::read_setup() {
   if (PQconsumeInput(conn_) == 0)
-    return fail_all(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
+    return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   while (PQisBusy(conn_) == 0) {
     PGresult* r = PQgetResult(conn_);
     if (r == nullptr) {
@@ -125,14 +125,14 @@ void PgConnection::read_setup() {
 
 void PgConnection::enter_pipeline() {
   if (PQenterPipelineMode(conn_) == 0)
-    return fail_all(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
+    return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   for (const PgStatement& s : shared_.statements) {
     if (PQsendPrepare(conn_, s.name, s.sql.c_str(), 0, nullptr) == 0)
-      return fail_all(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
+      return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   }
   waiting_.push_back(Pending{nullptr, true});  // one sync for them all
   if (PQpipelineSync(conn_) == 0)
-    return fail_all(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
+    return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   state_ = State::ready;
   setup_error_.clear();
   std::deque<PgRequest*> queued;
@@ -155,7 +155,7 @@ void PgConnection::append(PgRequest* request) {
       PQpipelineSync(conn_) == 0) {
     request->fail(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
     finish_request(request);
-    return fail_all(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
+    return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   }
   waiting_.push_back(Pending{request, false});
   if (!dirty_) {
@@ -168,7 +168,7 @@ void PgConnection::flush() {
   dirty_ = false;
   if (conn_ == nullptr) return;
   const int left = PQflush(conn_);
-  if (left < 0) return fail_all(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
+  if (left < 0) return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   watch(left == 1);
 }
 
@@ -190,7 +190,7 @@ void PgConnection::on_io(uint32_t events) {
 
 void PgConnection::read_results() {
   if (PQconsumeInput(conn_) == 0)
-    return fail_all(ErrorCode::store_unavailable, shared_.name + ": connection lost: " + server_message());
+    return server_failed(ErrorCode::store_unavailable, shared_.name + ": connection lost: " + server_message());
   while (!waiting_.empty() && PQisBusy(conn_) == 0) {
     PGresult* r = PQgetResult(conn_);
     Pending& p = waiting_.front();
@@ -208,10 +208,13 @@ void PgConnection::read_results() {
     PQclear(r);
     const Pending done = p;
     waiting_.pop_front();
-    if (done.prepare && !setup_error_.empty())
+    if (done.prepare && !setup_error_.empty()) {
+      shared_.schema_ready = false;  // dropped, or lost in a crash: the next connection creates it again
       return fail_all(ErrorCode::store_error, shared_.name + ": preparing the statements failed (is the schema "
                                               "there? ?create=0 leaves it to you): " + setup_error_);
+    }
     if (done.prepare) connect_deadline_us_ = 0;
+    health_.on_server_answer();
     if (done.request != nullptr) finish_request(done.request);
     if (conn_ == nullptr) return;  // a completion closed the store
   }
@@ -250,7 +253,7 @@ int64_t PgConnection::next_deadline_us() const {
 
 void PgConnection::expire(int64_t now) {
   if (connect_deadline_us_ != 0 && now >= connect_deadline_us_)
-    return fail_all(ErrorCode::store_timeout, shared_.name + ": cannot connect within the connect timeout");
+    return server_failed(ErrorCode::store_timeout, shared_.name + ": cannot connect within the connect timeout");
   const std::string timeout = shared_.name + ": no reply within the timeout";
   // Completions may send more (to this connection too): collect first, finish after.
   std::vector<PgRequest*> expired;
@@ -273,7 +276,12 @@ void PgConnection::expire(int64_t now) {
   }
   if (!waiting_.empty() && waiting_.front().request == nullptr && !waiting_.front().prepare &&
       now >= silent_since_us_ + shared_.options.timeout_us)
-    fail_all(ErrorCode::store_timeout, shared_.name + ": the server stopped answering; reconnecting");
+    server_failed(ErrorCode::store_timeout, shared_.name + ": the server stopped answering; reconnecting");
+}
+
+void PgConnection::server_failed(ErrorCode code, const std::string& message) {
+  health_.on_server_failure(message);
+  fail_all(code, message);
 }
 
 void PgConnection::fail_all(ErrorCode code, const std::string& message) {

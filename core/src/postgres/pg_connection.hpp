@@ -29,9 +29,18 @@ struct PgShared {
   bool schema_ready = false;  // this process has run the set-up script (loop thread)
 };
 
+// Told how the server fares: what the circuit breaker counts (pg_client.hpp).
+class PgHealth {
+ public:
+  virtual ~PgHealth() = default;
+  virtual void on_server_answer() = 0;
+  // The server refused, cut or stopped answering a connection (not an SQL error, not one slow statement).
+  virtual void on_server_failure(const std::string& message) = 0;
+};
+
 class PgConnection final : public IoHandler, public Flushable {
  public:
-  PgConnection(IoLoop& loop, PgShared& shared) : loop_(loop), shared_(shared) {}
+  PgConnection(IoLoop& loop, PgShared& shared, PgHealth& health) : loop_(loop), shared_(shared), health_(health) {}
   ~PgConnection() override;
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;
@@ -64,11 +73,13 @@ class PgConnection final : public IoHandler, public Flushable {
   void read_results();
   void take_result(Pending& pending, PGresult* result);
   void watch(bool want_write);
+  void server_failed(ErrorCode code, const std::string& message);  // tells health_, then fail_all
   void drop_connection();
   std::string server_message() const;
 
   IoLoop& loop_;
   PgShared& shared_;
+  PgHealth& health_;
   State state_ = State::closed;
   PGconn* conn_ = nullptr;
   int fd_ = -1;

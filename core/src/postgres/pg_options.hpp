@@ -24,6 +24,8 @@ struct PgOptions {
   bool unlogged = true;   // an UNLOGGED table (only when the store creates it)
   int64_t sweep_us = 1000000;  // how often expired rows are swept; 0: never
   int64_t sweep_blocks = 64;   // table blocks per sweep batch (one short transaction each)
+  int circuit_failures = 3;    // connection failures in a row that open the circuit (0: never)
+  int64_t circuit_backoff_us = 1000000;
   Clock clock;            // tests: the "now" passed to the database instead of its clock
 };
 

@@ -71,6 +71,8 @@ std::shared_ptr<Store> open_postgres_url(Url& url, std::string_view text, Clock 
   o.unlogged = take_int(url, "unlogged", 1, 0, 1) == 1;
   o.sweep_us = take_duration_us(url, "sweep", o.sweep_us);
   o.sweep_blocks = take_int(url, "sweep_blocks", o.sweep_blocks, 1, 1 << 20);
+  o.circuit_failures = static_cast<int>(take_int(url, "circuit_failures", o.circuit_failures, 0, 1000000));
+  o.circuit_backoff_us = take_duration_us(url, "circuit_backoff", o.circuit_backoff_us);
   o.clock = std::move(clock);
   reject_unknown_options(url, text);
   return std::make_shared<PostgresStore>(std::move(o));

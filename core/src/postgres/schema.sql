@@ -6,6 +6,8 @@
 -- hand (for stores with ?create=0):
 --   scripts/postgres_schema.sh [schema [table [unlogged|logged]]] | psql ...   (docs/deployment.md)
 SELECT pg_advisory_xact_lock(7418412635419208501);
+-- The store's sessions commit asynchronously (their decisions may be lost in a crash); the schema may not be.
+SET LOCAL synchronous_commit = on;
 
 CREATE SCHEMA IF NOT EXISTS @schema@;
 
