@@ -89,7 +89,8 @@ END $$;
 
 -- The background sweep: deletes the expired rows among those of blocks [from_block, from_block + blocks) (a TID
 -- range scan: no index on expires_at, which would make every update non-HOT), skipping rows a call holds locked.
--- Returns the rows deleted and the block to start the next batch from (0 after the table's last block).
+-- Returns the rows deleted and the block to start the next batch from (0 after the table's last block; from_block
+-- again when another process holds the sweep: the caller then waits for its next interval).
 CREATE OR REPLACE FUNCTION @schema@.@table@_sweep(from_block bigint, blocks bigint, OUT deleted bigint,
                                                   OUT next_block bigint)
 LANGUAGE plpgsql AS $$
@@ -99,6 +100,12 @@ DECLARE
   hi tid := format('(%s,0)', from_block + blocks)::tid;
   total bigint := pg_relation_size('@schema@.@table@'::regclass) / current_setting('block_size')::bigint;
 BEGIN
+  -- One sweeper at a time per table, whichever process: the others skip this batch.
+  IF NOT pg_try_advisory_xact_lock(7418412635419208502 # hashtext('@schema@.@table@')::bigint) THEN
+    deleted := 0;
+    next_block := from_block;
+    RETURN;
+  END IF;
   DELETE FROM @schema@.@table@ WHERE ctid = ANY(ARRAY(
     SELECT ctid FROM @schema@.@table@ WHERE ctid >= lo AND ctid < hi AND expires_at < db_now
     FOR UPDATE SKIP LOCKED));

@@ -93,8 +93,10 @@ void PgClient::sweep() {
       sweep_block_ = 0;
       return schedule_sweep(shared_->options.sweep_us);
     }
-    sweep_block_ = std::stoll(done.row[1]);
-    if (sweep_block_ == 0) return schedule_sweep(shared_->options.sweep_us);
+    const int64_t next = std::stoll(done.row[1]);
+    const bool other_sweeper = next == sweep_block_ && done.row[0] == "0";
+    sweep_block_ = next;
+    if (sweep_block_ == 0 || other_sweeper) return schedule_sweep(shared_->options.sweep_us);
     if (!closed_) sweep();
   };
   route(r);
