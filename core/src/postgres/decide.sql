@@ -25,21 +25,22 @@ DECLARE
   best_remaining bigint;
   results bigint[] := '{}';
 BEGIN
-  IF hit THEN
-    -- Creates the absent rows and locks them all, in key order. ON CONFLICT DO UPDATE locks a conflicting row even
-    -- when its WHERE rejects the update: the row is locked, not rewritten (and a row deleted meanwhile by the sweep
-    -- is inserted afresh: ON CONFLICT retries).
-    INSERT INTO @schema@.@table@ AS r (key, state, expires_at)
-      SELECT k, NULL, 0 FROM unnest(keys) k ORDER BY k
-      ON CONFLICT (key) DO UPDATE SET expires_at = r.expires_at WHERE false;
-  END IF;
   -- A test clock stands still between steps while the database's clock runs: a grace minute keeps the sweep from
   -- deleting a state the test clock still sees alive (decisions never read expires_at, only the state).
   IF test_now IS NOT NULL THEN grace := 60000000; END IF;
 
   IF n = 1 THEN
-    -- One policy decides alone: a hit evaluates once.
-    SELECT t.state INTO cur_state FROM @schema@.@table@ t WHERE t.key = keys[1];
+    -- One policy decides alone: a hit evaluates once. A hit on an existing row locks and reads it in one statement.
+    IF hit THEN
+      SELECT t.state INTO cur_state FROM @schema@.@table@ t WHERE t.key = keys[1] FOR UPDATE;
+    END IF;
+    IF NOT hit OR NOT FOUND THEN
+      IF hit THEN
+        INSERT INTO @schema@.@table@ AS r (key, state, expires_at) VALUES (keys[1], NULL, 0)
+          ON CONFLICT (key) DO UPDATE SET expires_at = r.expires_at WHERE false;
+      END IF;
+      SELECT t.state INTO cur_state FROM @schema@.@table@ t WHERE t.key = keys[1];
+    END IF;
     db_now := @schema@.rw1_clock();
     t_now := coalesce(test_now, db_now);
     SELECT * INTO d FROM @schema@.rw1_evaluate(algos[1], cur_state, t_now, lims[1], periods[1], extras[1], cost, hit);
@@ -50,6 +51,14 @@ BEGIN
     RETURN ARRAY[CASE WHEN d.allowed THEN 1 ELSE 0 END, d.d_limit, d.remaining, d.reset_after, d.retry_after, d.used, 0];
   END IF;
 
+  IF hit THEN
+    -- Creates the absent rows and locks them all, in key order. ON CONFLICT DO UPDATE locks a conflicting row even
+    -- when its WHERE rejects the update: the row is locked, not rewritten (and a row deleted meanwhile by the sweep
+    -- is inserted afresh: ON CONFLICT retries).
+    INSERT INTO @schema@.@table@ AS r (key, state, expires_at)
+      SELECT k, NULL, 0 FROM unnest(keys) k ORDER BY k
+      ON CONFLICT (key) DO UPDATE SET expires_at = r.expires_at WHERE false;
+  END IF;
   -- Every row in one statement: one snapshot for a peek.
   SELECT array_agg(t.state::text ORDER BY u.i) INTO states
     FROM unnest(keys) WITH ORDINALITY u(k, i) LEFT JOIN @schema@.@table@ t ON t.key = u.k;
