@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libhiredis-dev libssl-dev openssl redis-server redis-tools
+  libpq-dev postgresql
   binutils python3 python3-pytest
   python3-venv python3-dev wrk
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every test suite: the core and Redis tests (against real redis-server processes the tests start through
-# tests/servers/launch.py, which never lets one outlive its test process) and the C ABI
+# Every test suite: the core, Redis and PostgreSQL tests (against real redis-server and PostgreSQL processes the tests
+# start through tests/servers/launch.py, which never lets one outlive its test process) and the C ABI
 # tests (plain C, Python ctypes, an install used by outside C, CMake and Go builds) in a warnings-as-errors build;
 # again under AddressSanitizer + UndefinedBehaviorSanitizer; the concurrency and failure tests under
 # ThreadSanitizer. Installs what it needs first.
@@ -22,7 +22,7 @@ run_suite() {  # name, build dir, ctest filter, cmake options...
 
 run_suite "core tests" build-test "" -DCMAKE_BUILD_TYPE=Debug
 run_suite "core tests under ASan + UBSan" build-asan "" -DCMAKE_BUILD_TYPE=Debug -DRATEWARDEN_SANITIZE=ON
-concurrent="MemoryStore|Threads|AcrossProcesses|ScriptFlush|RedisFailures|HitAsync|capi_c|cluster_tests|connections_tests"
+concurrent="MemoryStore|Threads|AcrossProcesses|ScriptFlush|RedisFailures|HitAsync|capi_c|cluster_tests|connections_tests|postgres_tests"
 run_suite "concurrency tests under TSan" build-tsan "$concurrent" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRATEWARDEN_TSAN=ON
 scripts/test_python.sh  # the Python package: pip install ., pytest with Flask 3.x and with Flask 2.2
 scripts/test_node.sh    # the Node package: npm ci (builds the addon), tsc type test, node --test, npm pack installed elsewhere

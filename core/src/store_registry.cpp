@@ -2,6 +2,7 @@
 #include <string>
 
 #include "memory_url.hpp"
+#include "postgres/pg_url.hpp"
 #include "ratewarden/errors.hpp"
 #include "ratewarden/store.hpp"
 #include "redis/redis_url.hpp"
@@ -23,6 +24,7 @@ constexpr Scheme kSchemes[] = {
     {"rediss", &open_redis_url},          {"redis+unix", &open_redis_url},
     {"redis+cluster", &open_cluster_url}, {"rediss+cluster", &open_cluster_url},
     {"redis+cluster+unix", &open_cluster_url},
+    {"postgres", &open_postgres_url},     {"postgresql", &open_postgres_url},
 };
 
 std::string known_schemes() {

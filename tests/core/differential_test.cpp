@@ -1,6 +1,6 @@
-// Differential fuzzing: seeded random traffic through the memory store and the Redis store side by side, on one
-// manual clock, for every algorithm. The C++ functions and their Lua twins must decide identically, step by step,
-// policy_index included. Each algorithm runs fixed seeds plus one random seed; a failure names its seed, and
+// Differential fuzzing: seeded random traffic through the memory store and a shared store (Redis, PostgreSQL) side
+// by side, on one manual clock, for every algorithm. The C++ functions and their Lua and SQL twins must decide
+// identically, step by step, policy_index included. Each algorithm runs fixed seeds plus one random seed; a failure names its seed, and
 // RATEWARDEN_FUZZ_SEED=<seed> replays it in place of the random one.
 #include <algorithm>
 #include <cstdlib>
@@ -19,6 +19,7 @@ namespace ratewarden::testing {
 namespace {
 
 constexpr int kSteps = 4000;
+constexpr int kPostgresSteps = 2000;  // a round trip through PL/pgSQL costs ~4x Redis's: CI stays lean
 constexpr int kKeys = 4;
 constexpr uint64_t kFixedSeeds[] = {1, 2, 3};
 constexpr uint64_t kRandomSeed = 0;  // the parameter that stands for this run's random seed
@@ -31,6 +32,14 @@ RedisServer& server() {
   static RedisServer s;
   return s;
 }
+
+PostgresServer& postgres() {
+  static PostgresServer s;
+  return s;
+}
+
+// The shared store a fuzz case compares with the memory store.
+enum class Shared { redis, postgres };
 
 uint64_t random_seed() {
   if (const char* env = std::getenv("RATEWARDEN_FUZZ_SEED")) return std::strtoull(env, nullptr, 10);
@@ -46,13 +55,22 @@ struct Pair {
 
 class Fuzz {
  public:
-  Fuzz(Algorithm algorithm, uint64_t seed) : algorithm_(algorithm), rng_(seed) {
+  Fuzz(Algorithm algorithm, uint64_t seed, Shared shared)
+      : algorithm_(algorithm), rng_(seed), steps_(shared == Shared::postgres ? kPostgresSteps : kSteps) {
     // Not aligned to any bucket: sliding_window buckets start anywhere relative to the first hit.
     start_ = 1702080000000000 + uniform(0, 86400000000);
     clock_.set(start_);
-    server().command({"FLUSHALL"});  // both stores start empty
+    // Both stores start empty: Redis is flushed; PostgreSQL keeps its rows, so each case takes a prefix of its own.
+    static int cases = 0;
+    prefix_ = "fuzz" + std::to_string(++cases);
+    std::shared_ptr<Store> redis;
+    if (shared == Shared::redis) {
+      server().command({"FLUSHALL"});
+      redis = open_store(server().url(), clock_.clock());
+    } else {
+      redis = open_store(postgres().url("?timeout=5s"), clock_.clock());
+    }
     auto memory = open_store("memory://", clock_.clock());
-    auto redis = open_store(server().url(), clock_.clock());
     add(rate(), {}, memory, redis);
     add(rate(), random_option(), memory, redis);
     // Two or three distinct rates on one key.
@@ -65,7 +83,7 @@ class Fuzz {
   }
 
   void run() {
-    for (int step = 0; step < kSteps; ++step) {
+    for (int step = 0; step < steps_; ++step) {
       advance_time();
       Pair& pair = pairs_[static_cast<size_t>(uniform(0, static_cast<int64_t>(pairs_.size()) - 1))];
       const std::string key = "k" + std::to_string(uniform(0, kKeys - 1));
@@ -113,7 +131,7 @@ class Fuzz {
   void add(const std::string& policy, LimiterOptions options, const std::shared_ptr<Store>& memory,
            const std::shared_ptr<Store>& redis) {
     options.algorithm = algorithm_;
-    options.prefix = "fuzz";
+    options.prefix = prefix_;
     std::string description = "\"" + policy + "\"";
     if (options.burst) description += " burst " + std::to_string(*options.burst);
     if (options.buckets) description += " buckets " + std::to_string(*options.buckets);
@@ -134,18 +152,21 @@ class Fuzz {
 
   Algorithm algorithm_;
   std::mt19937_64 rng_;
+  int steps_;
   int64_t start_ = 0;
   ManualClock clock_;  // shared by both stores
+  std::string prefix_;
   std::vector<Pair> pairs_;
 };
 
 struct FuzzCase {
   Algorithm algorithm;
   uint64_t seed;  // kRandomSeed: a new one each run
+  Shared shared;
 };
 
 std::string fuzz_case_name(const FuzzCase& c) {
-  return std::string(algorithm_name(c.algorithm)) + "_seed_" +
+  return std::string(c.shared == Shared::postgres ? "postgres_" : "") + std::string(algorithm_name(c.algorithm)) + "_seed_" +
          (c.seed == kRandomSeed ? std::string("random") : std::to_string(c.seed));
 }
 
@@ -156,14 +177,16 @@ class Differential : public ::testing::TestWithParam<FuzzCase> {};
 TEST_P(Differential, MemoryAndRedisDecideAlike) {
   const uint64_t seed = GetParam().seed == kRandomSeed ? random_seed() : GetParam().seed;
   SCOPED_TRACE("seed " + std::to_string(seed) + " (replay: RATEWARDEN_FUZZ_SEED=" + std::to_string(seed) + ")");
-  Fuzz(GetParam().algorithm, seed).run();
+  Fuzz(GetParam().algorithm, seed, GetParam().shared).run();
 }
 
 std::vector<FuzzCase> fuzz_cases() {
   std::vector<FuzzCase> out;
   for (const AlgorithmInfo& a : kAlgorithms) {
-    for (uint64_t seed : kFixedSeeds) out.push_back({a.algorithm, seed});
-    out.push_back({a.algorithm, kRandomSeed});
+    for (Shared shared : {Shared::redis, Shared::postgres}) {
+      for (uint64_t seed : kFixedSeeds) out.push_back({a.algorithm, seed, shared});
+      out.push_back({a.algorithm, kRandomSeed, shared});
+    }
   }
   return out;
 }

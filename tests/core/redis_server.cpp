@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include <hiredis/hiredis.h>
+#include <libpq-fe.h>
 #include <nlohmann/json.hpp>
 
 extern char** environ;
@@ -205,6 +206,27 @@ std::string RedisNode::command(const std::vector<std::string>& args, const std::
 
 RedisServer::RedisServer(std::vector<std::string> args, ServerOptions options)
     : RedisNode(std::make_shared<Launcher>(launch_flags(options, args)), 0) {}
+
+PostgresServer::PostgresServer() : RedisNode(std::make_shared<Launcher>(std::vector<std::string>{"--postgres"}), 0) {}
+
+std::string PostgresServer::sql(const std::string& statement) const {
+  const std::string conninfo = "host=127.0.0.1 user=postgres dbname=postgres port=" + std::to_string(port());
+  PGconn* c = PQconnectdb(conninfo.c_str());
+  if (PQstatus(c) != CONNECTION_OK) {
+    const std::string why = PQerrorMessage(c);
+    PQfinish(c);
+    throw std::runtime_error("cannot connect to the test PostgreSQL: " + why);
+  }
+  PGresult* r = PQexec(c, statement.c_str());
+  const ExecStatusType status = PQresultStatus(r);
+  std::string out;
+  if (status == PGRES_TUPLES_OK && PQntuples(r) > 0) out = PQgetvalue(r, 0, 0);
+  const std::string error = PQresultErrorMessage(r);
+  PQclear(r);
+  PQfinish(c);
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) throw std::runtime_error("postgres: " + error);
+  return out;
+}
 
 RedisCluster::RedisCluster(ServerOptions options) {
   std::vector<std::string> flags = launch_flags(options);

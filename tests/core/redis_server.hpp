@@ -69,6 +69,18 @@ class RedisServer : public RedisNode {
   explicit RedisServer(std::vector<std::string> args = {}, ServerOptions options = {});
 };
 
+// A throwaway PostgreSQL cluster (launch.py --postgres): initdb in a fresh directory, a free loopback port, run as
+// the postgres user when the tests run as root. The launcher's node controls apply: kill() SIGKILLs the postmaster
+// and every backend, start() restarts it on the same port and data directory, stop() / cont() freeze and thaw them.
+class PostgresServer : public RedisNode {
+ public:
+  PostgresServer();
+  // postgres://postgres@127.0.0.1:P/postgres, followed by `query` ("?schema=...") when given.
+  std::string url(const std::string& query = "") const { return RedisNode::url() + query; }
+  // One SQL statement on a fresh connection: the first field of the first row ("" when none). Throws on failure.
+  std::string sql(const std::string& statement) const;
+};
+
 // A loopback TCP port nobody listens on right now.
 int free_port();
 

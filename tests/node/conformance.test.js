@@ -1,6 +1,6 @@
 'use strict';
-// The shared conformance vectors (tests/conformance/vectors.json) through the JS API, on the memory store and on
-// Redis, with a TestClock standing in for the memory store's clock and for Redis TIME. Each step is checked on the
+// The shared conformance vectors (tests/conformance/vectors.json) through the JS API, on the memory store, on Redis
+// and on PostgreSQL, with a TestClock standing in for the memory store's clock and for the servers' clocks. Each step is checked on the
 // exact µs fields and on the rounded-up ms fields. On the memory store every hit step goes through each way of
 // hitting: the awaited hit, hitSync, and allowSync (which answers only `allowed`).
 
@@ -10,7 +10,7 @@ const path = require('node:path');
 
 const { Limiter, Store, TestClock } = require('ratewarden');
 const native = require('../../node/lib/native');
-const { RedisServer } = require('./helpers/redis_server');
+const { PostgresServer, RedisServer } = require('./helpers/redis_server');
 
 const vectors = require(path.join(__dirname, '..', 'conformance', 'vectors.json'));
 
@@ -81,4 +81,13 @@ describe('conformance on Redis', () => {
   before(() => redis.start());
   after(() => redis.close());
   for (const [index, c] of vectors.cases.entries()) test(c.name, () => runCase(c, `conformance${index}`, redis.url));
+});
+
+describe('conformance on PostgreSQL', () => {
+  const postgres = new PostgresServer();
+  before(() => postgres.start());
+  after(() => postgres.close());
+  for (const [index, c] of vectors.cases.entries()) {
+    test(c.name, () => runCase(c, `conformance${index}`, `${postgres.url}?timeout=5s`));
+  }
 });

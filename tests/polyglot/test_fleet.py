@@ -1,5 +1,6 @@
 """One limit across runtimes: a C program, the Go example, two Python and two Node processes hit the same keys with
-the same policy through one Redis (and once through a 3-master Redis Cluster), for every algorithm.
+the same policy through one Redis (and once through a 3-master Redis Cluster, once through one PostgreSQL), for
+every algorithm.
 
 Run by scripts/test_polyglot.sh, which provides the environment: RW_FLEET_C (the C worker), RW_FLEET_GO (the Go
 example, built), and the installed Python package and built Node package."""
@@ -18,7 +19,7 @@ from ratewarden import _native
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
-from redis_server import RedisCluster, RedisServer  # noqa: E402  (the test servers of every Python suite)
+from redis_server import PostgresServer, RedisCluster, RedisServer  # noqa: E402  (the test servers of every Python suite)
 LIMIT = 1000
 HITS = 300  # per process: 6 processes send 1800 hits for 1000 places
 ALGORITHMS = _native.algorithms()
@@ -38,10 +39,11 @@ def workers() -> List[List[str]]:
     ]
 
 
-@pytest.fixture(scope="module", params=["redis", "cluster"])
+@pytest.fixture(scope="module", params=["redis", "cluster", "postgres"])
 def url(request: pytest.FixtureRequest) -> Iterator[str]:
-    with (RedisServer() if request.param == "redis" else RedisCluster()) as servers:
-        yield servers.url
+    servers = {"redis": RedisServer, "cluster": RedisCluster, "postgres": PostgresServer}[request.param]()
+    with servers:
+        yield servers.url + ("?timeout=5s" if request.param == "postgres" else "")
 
 
 def run(command: List[str]) -> int:

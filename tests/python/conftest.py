@@ -9,7 +9,7 @@ from typing import Iterator
 
 import pytest
 
-from redis_server import RedisCluster, RedisServer, free_port
+from redis_server import PostgresServer, RedisCluster, RedisServer, free_port
 
 
 @pytest.fixture(scope="session")
@@ -24,6 +24,13 @@ def cluster() -> Iterator[RedisCluster]:
     """One 3-master cluster for the whole session."""
     with RedisCluster() as c:
         yield c
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One PostgreSQL for the whole session; tests keep apart by key or prefix."""
+    with PostgresServer() as server:
+        yield server
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Real redis-server processes for the tests, started by tests/servers/launch.py. The launcher is their parent: it
+"""Real redis-server (and PostgreSQL) processes for the tests, started by tests/servers/launch.py. The launcher is their parent: it
 SIGKILLs them and removes their directories when its stdin closes, so they die with this process however it ends."""
 
 from __future__ import annotations
@@ -175,6 +175,23 @@ class RedisCluster:
         self._launcher.close()
 
     def __enter__(self) -> "RedisCluster":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+class PostgresServer(RedisNode):
+    """A throwaway PostgreSQL cluster (launch.py --postgres): initdb in a fresh directory, a free loopback port. kill,
+    start, stop and cont act on the postmaster and every backend."""
+
+    def __init__(self) -> None:
+        super().__init__(Launcher("--postgres"), 0)
+
+    def close(self) -> None:
+        self._launcher.close()
+
+    def __enter__(self) -> "PostgresServer":
         return self
 
     def __exit__(self, *_: object) -> None:

@@ -1,4 +1,4 @@
-"""The shared conformance vectors (tests/conformance/vectors.json) through the Python API, on both stores.
+"""The shared conformance vectors (tests/conformance/vectors.json) through the Python API, on every store.
 
 The stores run on a ``ratewarden.TestClock``: its time is an integer the test sets, read by the core without the GIL
 (the Redis store passes it to the scripts instead of the server's TIME).
@@ -26,12 +26,16 @@ def test_vectors_cover_every_algorithm() -> None:
 
 
 @pytest.mark.parametrize("hit_with", ["hit", "allow"])
-@pytest.mark.parametrize("store_kind", ["memory", "redis"])
+@pytest.mark.parametrize("store_kind", ["memory", "redis", "postgres"])
 @pytest.mark.parametrize("case", CASES, ids=[f"{i}-{c['name'][:60]}" for i, c in enumerate(CASES)])
 def test_conformance(case: Dict[str, Any], store_kind: str, hit_with: str, request: pytest.FixtureRequest) -> None:
     """Every step through hit (or allow, which answers only `allowed`) and peek."""
     clock = ratewarden.TestClock(VECTORS["base_us"])
-    url = "memory://" if store_kind == "memory" else request.getfixturevalue("redis").url
+    url = "memory://"
+    if store_kind == "redis":
+        url = request.getfixturevalue("redis").url
+    elif store_kind == "postgres":
+        url = request.getfixturevalue("postgres").url + "?timeout=5s"
     store = ratewarden.Store(url, test_clock=clock)
     limiter = ratewarden.Limiter(
         case["policy"],

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""The test servers of every suite: starts redis-server processes, stays their parent, and never leaks one.
+"""The test servers of every suite: starts redis-server processes (or one PostgreSQL), stays their parent, and
+never leaks one.
 
     launch.py [--tls | --tls-only] [--unix] [--cluster N] [-- REDIS-SERVER-ARGS...]
+    launch.py --postgres     a throwaway PostgreSQL cluster (initdb in a fresh directory, a free loopback port)
 
 Prints one JSON line when everything is ready (see ready() below), or {"ok": false, "error": ...} and exits. Then
 reads commands from stdin, one a line, each answered by one JSON line ({"ok": true, "pid": P} or
 {"ok": false, "error": ...}):
     kill I   SIGKILL node I           start I  restart it on the same port(s) and socket, wait for PING
     stop I   SIGSTOP node I           cont I   SIGCONT node I
+(PostgreSQL: the signals go to the postmaster and every backend; start waits until it accepts connections.)
     quit     kill every node and remove the directories, then answer
 End of stdin -- the test process exited, crashed or was killed -- does what quit does. The servers also die with
 the launcher itself: they are started with PR_SET_PDEATHSIG.
@@ -215,6 +218,103 @@ class Node:
         }
 
 
+class PostgresNode:
+    """One PostgreSQL cluster in a directory of its own, on a free loopback port; the server refuses to run as root,
+    so as root it runs as the `postgres` user (the directory is given to it). The postmaster is our child in a
+    process group of its own: kill / stop / cont signal it and all its backends."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        bins = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"), key=lambda p: int(p.parent.parent.name))
+        if not bins:
+            raise Failure("PostgreSQL is not installed (scripts/setup.sh installs postgresql)")
+        self.bin = bins[-1].parent
+        self.dir = Path(tempfile.mkdtemp(prefix="rw-postgres-"))
+        self.user = None
+        if os.getuid() == 0:
+            import pwd
+            self.user = pwd.getpwnam("postgres")
+            os.chown(self.dir, self.user.pw_uid, self.user.pw_gid)
+        self.process: Optional[subprocess.Popen[bytes]] = None
+        self.port = 0
+        self.tls_port = 0
+        self.cluster_port = 0
+        self.unix = None
+        done = subprocess.run([str(self.bin / "initdb"), "-D", str(self.dir / "data"), "-U", "postgres",
+                               "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, preexec_fn=self.demote)
+        if done.returncode != 0:
+            raise Failure("initdb failed: " + (done.stdout + done.stderr).strip()[-500:])
+
+    def demote(self) -> None:
+        if self.user:
+            os.setgroups([])
+            os.setgid(self.user.pw_gid)
+            os.setuid(self.user.pw_uid)
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self.process.pid if self.process else None
+
+    def launch(self) -> None:
+        for attempt in range(START_ATTEMPTS):
+            self.port = free_port()
+            try:
+                return self.start()
+            except Failure:
+                if attempt == START_ATTEMPTS - 1:
+                    raise
+
+    def start(self) -> None:
+        if self.process:
+            raise Failure(f"node {self.index} is running")
+        launcher = os.getpid()
+
+        def child() -> None:
+            os.setsid()  # its own process group: signals reach the backends too
+            self.demote()  # before PR_SET_PDEATHSIG, which a change of user clears
+            die_with_launcher(launcher)
+
+        argv = [str(self.bin / "postgres"), "-D", str(self.dir / "data"), "-p", str(self.port), "-k", str(self.dir),
+                "-c", "listen_addresses=" + HOST, "-c", "fsync=off", "-c", "synchronous_commit=off",
+                "-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "logging_collector=off"]
+        with open(self.dir / "postgres.log", "ab") as log:
+            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                            preexec_fn=child)
+        deadline = time.monotonic() + 30
+        while True:
+            ready = subprocess.run([str(self.bin / "pg_isready"), "-q", "-h", HOST, "-p", str(self.port)],
+                                   stdin=subprocess.DEVNULL, capture_output=True)
+            if ready.returncode == 0:
+                return
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                tail = (self.dir / "postgres.log").read_text(errors="replace").strip().splitlines()[-3:]
+                raise Failure(f"postgres (node {self.index}) did not start: " + " | ".join(tail))
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        if self.process:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.process.wait()
+            self.process = None
+
+    def signal(self, sig: int, wait_flag: int) -> None:
+        if not self.process:
+            raise Failure(f"node {self.index} is not running")
+        os.killpg(self.process.pid, sig)
+        os.waitpid(self.process.pid, wait_flag)
+
+    def urls(self) -> Dict[str, Optional[str]]:
+        return {"url": f"postgres://postgres@{HOST}:{self.port}/postgres", "tls_url": None, "unix_url": None}
+
+    def remove(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def create_cluster(nodes: List[Node], tls: Optional[Dict[str, str]]) -> None:
     """redis-cli --cluster create, then wait until every node says cluster_state:ok and agrees on the slot map."""
     tls_args = ["--tls", "--cacert", tls["ca"], "--cert", tls["cert"], "--key", tls["key"]] if tls else []
@@ -300,6 +400,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--tls-only", action="store_true", help="a TLS port and no plain port")
     parser.add_argument("--unix", action="store_true", help="a Unix socket too")
     parser.add_argument("--cluster", type=int, default=0, metavar="N", help="a cluster of N masters (N >= 3)")
+    parser.add_argument("--postgres", action="store_true", help="one PostgreSQL server instead of Redis")
     options = parser.parse_args(argv[:split])
     if options.cluster and options.cluster < 3:
         parser.error("--cluster needs at least 3 masters")
@@ -314,12 +415,15 @@ def main() -> int:
     options = parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # runs the clean-up below
     root = Path(tempfile.mkdtemp(prefix="rw-servers-"))
-    nodes: List[Node] = []
+    nodes: List[Any] = []
     quitting = False
     try:
         try:
             tls = make_certificates(root / "tls") if options.tls else None
-            for index in range(options.cluster or 1):
+            if options.postgres:
+                nodes.append(PostgresNode(0))
+                nodes[-1].launch()
+            for index in range(0 if options.postgres else options.cluster or 1):
                 nodes.append(Node(index, root, options, tls))
                 nodes[-1].launch()
             if options.cluster:
@@ -341,6 +445,8 @@ def main() -> int:
     finally:
         for node in nodes:
             node.kill()
+            if isinstance(node, PostgresNode):
+                node.remove()
         shutil.rmtree(root, ignore_errors=True)
     if quitting:
         reply({"ok": True})

@@ -131,11 +131,13 @@ void validate_key_prefix(const std::string& prefix);
 //   rediss://... (TLS: ?tls_ca=&tls_cert=&tls_key=&tls_sni=&tls_verify=)     redis+unix:///path/to.sock[?db=N]
 //   redis+cluster://[user[:password]@]host:port[,host:port...][?...]       rediss+cluster://... (TLS)
 //   redis+cluster+unix:///path/a.sock,/path/b.sock,...   (the Unix socket of every master)
+//   postgres://[user[:password]@]host[:port][/dbname][?schema=ratewarden&table=limits&timeout=250ms&connect_timeout=1s
+//       &pool=4&create=1&unlogged=1&sweep=1s&sweep_blocks=64&host=/unix/socket/dir]      (also postgresql://)
 // Network stores also take ?circuit_failures=N&circuit_backoff=D (docs/deployment.md). Every scheme takes
 // ?prefix=P, the store's key_prefix.
 std::shared_ptr<Store> open_store(std::string_view url);
-// For tests: the same, with time from `clock` (µs) — the memory store's clock, or the "now" the Redis scripts get
-// instead of reading the server's TIME. An empty clock means the usual one.
+// For tests: the same, with time from `clock` (µs) — the memory store's clock, or the "now" the Redis scripts and
+// the PostgreSQL functions get instead of reading the server's clock. An empty clock means the usual one.
 std::shared_ptr<Store> open_store(std::string_view url, Clock clock);
 
 }  // namespace ratewarden

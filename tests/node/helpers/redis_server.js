@@ -155,4 +155,18 @@ class RedisCluster {
   }
 }
 
-module.exports = { RedisServer, RedisCluster };
+// A throwaway PostgreSQL cluster (launch.py --postgres): initdb in a fresh directory, a free loopback port. kill,
+// start, stop and cont act on the postmaster and every backend.
+class PostgresServer extends RedisNode {
+  async start() {
+    if (this.launcher) return super.start();
+    const launcher = new Launcher(['--postgres']);
+    return this.attach(launcher, await launcher.ready, 0);
+  }
+
+  async close() {
+    await this.launcher?.close();
+  }
+}
+
+module.exports = { RedisServer, RedisCluster, PostgresServer };

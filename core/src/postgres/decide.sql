@@ -1,0 +1,123 @@
+-- One call on every policy of one key, atomically: the twin of decide_all.cpp (and decide_all.lua).
+-- keys[i] is the storage key of policy i (algos[i], lims[i], periods[i], extras[i]: Policy::option_value); test_now
+-- is the test clock's time (µs) or NULL for the database's clock. Returns {allowed (1/0), limit, remaining,
+-- reset_after, retry_after, used, policy_index}.
+-- A hit locks the call's rows, in key order (no deadlock between calls that share keys), creating the absent ones
+-- so that two first hits on a key cannot both decide from a fresh state; a peek reads them in one statement (one
+-- snapshot) and locks nothing. Only an allowed hit writes. The store's sessions use generic plans
+-- (plan_cache_mode): the statements here are the same for every call.
+CREATE OR REPLACE FUNCTION @schema@.@table@_decide(
+    keys bytea[], algos text[], lims bigint[], periods bigint[], extras bigint[], cost bigint, hit boolean,
+    test_now bigint)
+RETURNS bigint[] LANGUAGE plpgsql AS $$
+DECLARE
+  n int := array_length(keys, 1);
+  states text[];
+  cur_state bigint[];
+  t_now bigint;
+  db_now bigint;
+  grace bigint := 0;
+  d record;
+  all_allowed boolean := true;
+  out_states text[];
+  chosen int;
+  best_retry bigint;
+  best_remaining bigint;
+  results bigint[] := '{}';
+BEGIN
+  -- A test clock stands still between steps while the database's clock runs: a grace minute keeps the sweep from
+  -- deleting a state the test clock still sees alive (decisions never read expires_at, only the state).
+  IF test_now IS NOT NULL THEN grace := 60000000; END IF;
+
+  IF n = 1 THEN
+    -- One policy decides alone: a hit evaluates once. A hit on an existing row locks and reads it in one statement.
+    IF hit THEN
+      SELECT t.state INTO cur_state FROM @schema@.@table@ t WHERE t.key = keys[1] FOR UPDATE;
+    END IF;
+    IF NOT hit OR NOT FOUND THEN
+      IF hit THEN
+        INSERT INTO @schema@.@table@ AS r (key, state, expires_at) VALUES (keys[1], NULL, 0)
+          ON CONFLICT (key) DO UPDATE SET expires_at = r.expires_at WHERE false;
+      END IF;
+      SELECT t.state INTO cur_state FROM @schema@.@table@ t WHERE t.key = keys[1];
+    END IF;
+    db_now := @schema@.rw1_clock();
+    t_now := coalesce(test_now, db_now);
+    SELECT * INTO d FROM @schema@.rw1_evaluate(algos[1], cur_state, t_now, lims[1], periods[1], extras[1], cost, hit);
+    IF hit AND d.allowed THEN
+      UPDATE @schema@.@table@ SET state = d.state, expires_at = db_now + grace + (d.expires_at - t_now)
+        WHERE key = keys[1];
+    END IF;
+    RETURN ARRAY[CASE WHEN d.allowed THEN 1 ELSE 0 END, d.d_limit, d.remaining, d.reset_after, d.retry_after, d.used, 0];
+  END IF;
+
+  IF hit THEN
+    -- Creates the absent rows and locks them all, in key order. ON CONFLICT DO UPDATE locks a conflicting row even
+    -- when its WHERE rejects the update: the row is locked, not rewritten (and a row deleted meanwhile by the sweep
+    -- is inserted afresh: ON CONFLICT retries).
+    INSERT INTO @schema@.@table@ AS r (key, state, expires_at)
+      SELECT k, NULL, 0 FROM unnest(keys) k ORDER BY k
+      ON CONFLICT (key) DO UPDATE SET expires_at = r.expires_at WHERE false;
+  END IF;
+  -- Every row in one statement: one snapshot for a peek.
+  SELECT array_agg(t.state::text ORDER BY u.i) INTO states
+    FROM unnest(keys) WITH ORDINALITY u(k, i) LEFT JOIN @schema@.@table@ t ON t.key = u.k;
+  db_now := @schema@.rw1_clock();
+  t_now := coalesce(test_now, db_now);
+
+  -- Several: peek every policy; a hit charges them all (from their peeked states) only if every one allows it.
+  out_states := states;
+  FOR i IN 1 .. n LOOP
+    SELECT * INTO d FROM @schema@.rw1_evaluate(algos[i], states[i]::bigint[], t_now, lims[i], periods[i], extras[i], cost, false);
+    out_states[i] := d.state::text;
+    results := results || ARRAY[CASE WHEN d.allowed THEN 1 ELSE 0 END, d.d_limit, d.remaining, d.reset_after,
+                                d.retry_after, d.used];
+    all_allowed := all_allowed AND d.allowed;
+  END LOOP;
+  IF hit AND all_allowed THEN
+    results := '{}';
+    FOR i IN 1 .. n LOOP
+      SELECT * INTO d FROM @schema@.rw1_evaluate(algos[i], out_states[i]::bigint[], t_now, lims[i], periods[i], extras[i], cost, true);
+      results := results || ARRAY[1, d.d_limit, d.remaining, d.reset_after, d.retry_after, d.used];
+      UPDATE @schema@.@table@ SET state = d.state, expires_at = db_now + grace + (d.expires_at - t_now)
+        WHERE key = keys[i];
+    END LOOP;
+  END IF;
+  -- combine_decisions: among the policies that agree with the outcome, the largest retry_after, then the lowest
+  -- remaining, then the first.
+  FOR i IN 1 .. n LOOP
+    IF (results[6 * i - 5] = 1) = all_allowed AND (chosen IS NULL OR results[6 * i - 1] > best_retry OR
+        (results[6 * i - 1] = best_retry AND results[6 * i - 3] < best_remaining)) THEN
+      chosen := i;
+      best_retry := results[6 * i - 1];
+      best_remaining := results[6 * i - 3];
+    END IF;
+  END LOOP;
+  RETURN results[6 * chosen - 5 : 6 * chosen] || (chosen - 1)::bigint;
+END $$;
+
+-- The background sweep: deletes the expired rows among those of blocks [from_block, from_block + blocks) (a TID
+-- range scan: no index on expires_at, which would make every update non-HOT), skipping rows a call holds locked.
+-- Returns the rows deleted and the block to start the next batch from (0 after the table's last block; from_block
+-- again when another process holds the sweep: the caller then waits for its next interval).
+CREATE OR REPLACE FUNCTION @schema@.@table@_sweep(from_block bigint, blocks bigint, OUT deleted bigint,
+                                                  OUT next_block bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  db_now bigint := @schema@.rw1_clock();
+  lo tid := format('(%s,0)', from_block)::tid;
+  hi tid := format('(%s,0)', from_block + blocks)::tid;
+  total bigint := pg_relation_size('@schema@.@table@'::regclass) / current_setting('block_size')::bigint;
+BEGIN
+  -- One sweeper at a time per table, whichever process: the others skip this batch.
+  IF NOT pg_try_advisory_xact_lock(7418412635419208502 # hashtext('@schema@.@table@')::bigint) THEN
+    deleted := 0;
+    next_block := from_block;
+    RETURN;
+  END IF;
+  DELETE FROM @schema@.@table@ WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM @schema@.@table@ WHERE ctid >= lo AND ctid < hi AND expires_at < db_now
+    FOR UPDATE SKIP LOCKED));
+  GET DIAGNOSTICS deleted = ROW_COUNT;
+  next_block := CASE WHEN from_block + blocks >= total THEN 0 ELSE from_block + blocks END;
+END $$;

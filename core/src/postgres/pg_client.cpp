@@ -1,0 +1,105 @@
+#include "pg_client.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include "ratewarden/clock.hpp"
+
+namespace ratewarden {
+
+PgClient::PgClient(IoLoop& loop, std::shared_ptr<PgShared> shared) : loop_(loop), shared_(std::move(shared)) {
+  for (int i = 0; i < shared_->options.pool; ++i) connections_.push_back(std::make_unique<PgConnection>(loop_, *shared_, *this));
+}
+
+PgClient::~PgClient() {
+  *alive_ = false;
+  if (watched_) loop_.remove_deadlines(this);
+}
+
+void PgClient::route(PgRequest* request) {
+  if (closed_) {
+    request->fail(ErrorCode::store_unavailable, shared_->name + ": the store was closed");
+    return finish_request(request);
+  }
+  if (!watched_) {  // here, on the I/O thread: a client may be made on any thread
+    watched_ = true;
+    loop_.add_deadlines(this);
+    if (shared_->options.sweep_us > 0) schedule_sweep(shared_->options.sweep_us);
+  }
+  if (request->deadline_us <= loop_.now_us()) {
+    request->fail(ErrorCode::store_timeout, shared_->name + ": no reply within the timeout");
+    return finish_request(request);
+  }
+  if (open_until_us_ > loop_.now_us()) {
+    request->fail(ErrorCode::store_unavailable,
+                  shared_->name + ": not tried: " + std::to_string(failures_) + " connection failures in a row (last: " +
+                      last_failure_ + "); the next try is in " +
+                      std::to_string((open_until_us_ - loop_.now_us() + 999) / 1000) + " ms");
+    return finish_request(request);
+  }
+  // The least busy connection, round robin among equals.
+  size_t best = next_++ % connections_.size();
+  for (size_t i = 0; i < connections_.size(); ++i)
+    if (connections_[i]->in_flight() < connections_[best]->in_flight()) best = i;
+  connections_[best]->send(request);
+}
+
+void PgClient::on_server_failure(const std::string& message) {
+  last_failure_ = message;
+  const PgOptions& o = shared_->options;
+  if (o.circuit_failures > 0 && ++failures_ >= o.circuit_failures && !closed_)
+    open_until_us_ = monotonic_now_us() + o.circuit_backoff_us;
+}
+
+void PgClient::close() {
+  closed_ = true;
+  for (auto& c : connections_) c->fail_all(ErrorCode::store_unavailable, shared_->name + ": the store was closed");
+}
+
+int64_t PgClient::next_deadline_us() const {
+  int64_t next = INT64_MAX;
+  for (const auto& c : connections_) next = std::min(next, c->next_deadline_us());
+  return next;
+}
+
+void PgClient::expire(int64_t now) {
+  for (auto& c : connections_) c->expire(now);
+}
+
+void PgClient::schedule_sweep(int64_t delay_us) {
+  if (sweep_scheduled_ || closed_) return;
+  sweep_scheduled_ = true;
+  std::weak_ptr<bool> alive = alive_;
+  loop_.run_at(loop_.now_us() + delay_us, [this, alive] {
+    if (alive.expired() || !*alive.lock()) return;
+    sweep_scheduled_ = false;
+    sweep();
+  });
+}
+
+// One batch of blocks per statement (a short transaction of its own); the batches of one pass follow each other
+// at once, then the next pass waits for the sweep interval. A failed batch waits for the next interval too.
+void PgClient::sweep() {
+  if (closed_) return;
+  auto* r = new PgRequest;
+  r->statement = kSweepStatement;
+  r->param(std::to_string(sweep_block_));
+  r->param(std::to_string(shared_->options.sweep_blocks));
+  r->deadline_us = monotonic_now_us() + shared_->options.timeout_us;
+  std::weak_ptr<bool> alive = alive_;
+  r->done = [this, alive](PgRequest& done) {
+    if (alive.expired() || !*alive.lock()) return;
+    if (done.failed() || done.row.size() != 2) {
+      sweep_block_ = 0;
+      return schedule_sweep(shared_->options.sweep_us);
+    }
+    const int64_t next = std::stoll(done.row[1]);
+    const bool other_sweeper = next == sweep_block_ && done.row[0] == "0";
+    sweep_block_ = next;
+    if (sweep_block_ == 0 || other_sweeper) return schedule_sweep(shared_->options.sweep_us);
+    if (!closed_) sweep();
+  };
+  route(r);
+}
+
+}  // namespace ratewarden

@@ -1,0 +1,51 @@
+// The I/O-thread side of a PostgreSQL store: its pool of connections, the timeouts, the circuit breaker and the
+// background sweep (internal). Made on any thread, used and destroyed on the I/O thread.
+//
+// The circuit, as the Redis node's (docs/deployment.md): after `circuit_failures` connection failures in a row
+// (refused, cut, silent past a timeout, no connection within connect_timeout: not an SQL error or a cancelled
+// statement), calls fail at once for `circuit_backoff`; then calls go through again, and the next failure opens it
+// for another back-off while an answer closes it.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "io/io_loop.hpp"
+#include "pg_connection.hpp"
+
+namespace ratewarden {
+
+class PgClient final : public Deadlines, public PgHealth {
+ public:
+  PgClient(IoLoop& loop, std::shared_ptr<PgShared> shared);
+  ~PgClient() override;
+
+  // On the least busy connection; after close(), fails at once.
+  void route(PgRequest* request);
+  // Fails what is in flight, closes the connections, stops the sweep.
+  void close();
+
+  int64_t next_deadline_us() const override;
+  void expire(int64_t now_us) override;
+  void on_server_answer() override { failures_ = 0; }
+  void on_server_failure(const std::string& message) override;
+
+ private:
+  void schedule_sweep(int64_t delay_us);
+  void sweep();
+
+  IoLoop& loop_;
+  std::shared_ptr<PgShared> shared_;
+  std::vector<std::unique_ptr<PgConnection>> connections_;
+  size_t next_ = 0;
+  bool watched_ = false;
+  bool closed_ = false;
+  bool sweep_scheduled_ = false;
+  int64_t sweep_block_ = 0;
+  int failures_ = 0;           // connection failures in a row
+  int64_t open_until_us_ = 0;  // the circuit fails calls at once until then
+  std::string last_failure_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for timers that outlive this
+};
+
+}  // namespace ratewarden

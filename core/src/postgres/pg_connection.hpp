@@ -1,0 +1,94 @@
+// One non-blocking libpq connection in pipeline mode, driven by the I/O loop (internal).
+//
+// It (re)connects on demand (PQconnectStartParams / PQconnectPoll), sets the schema up once per store and process
+// when the store creates it, prepares the statements, then pipelines requests: each request is followed by a sync,
+// so it is a transaction of its own (an error or a lock wait in one never touches another) while many are in flight
+// on one connection. A server that fails or stays silent past a timeout loses the connection: every request on it
+// fails, and the next request connects again. Everything here runs on the loop thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include <libpq-fe.h>
+
+#include "io/io_loop.hpp"
+#include "pg_options.hpp"
+#include "pg_request.hpp"
+#include "schema.hpp"
+
+namespace ratewarden {
+
+// What a store's connections share: set on any thread before the first request, then read on the loop thread.
+struct PgShared {
+  PgOptions options;
+  std::string name;  // describe(): for messages
+  std::string setup_sql;
+  std::vector<PgStatement> statements;
+  bool schema_ready = false;  // this process has run the set-up script (loop thread)
+};
+
+// Told how the server fares: what the circuit breaker counts (pg_client.hpp).
+class PgHealth {
+ public:
+  virtual ~PgHealth() = default;
+  virtual void on_server_answer() = 0;
+  // The server refused, cut or stopped answering a connection (not an SQL error, not one slow statement).
+  virtual void on_server_failure(const std::string& message) = 0;
+};
+
+class PgConnection final : public IoHandler, public Flushable {
+ public:
+  PgConnection(IoLoop& loop, PgShared& shared, PgHealth& health) : loop_(loop), shared_(shared), health_(health) {}
+  ~PgConnection() override;
+  PgConnection(const PgConnection&) = delete;
+  PgConnection& operator=(const PgConnection&) = delete;
+
+  void send(PgRequest* request);
+  size_t in_flight() const { return waiting_.size() + queued_.size(); }
+  int64_t next_deadline_us() const;
+  void expire(int64_t now_us);
+  // Fails every request and drops the connection.
+  void fail_all(ErrorCode code, const std::string& message);
+
+  void on_io(uint32_t events) override;
+  void flush() override;
+
+ private:
+  enum class State { closed, connecting, setting_up, ready };
+  // What the connection waits for up to one sync: a request's result, or the prepared statements' (request null).
+  struct Pending {
+    PgRequest* request;  // null: the statements' preparation, or a request that ran out of time
+    bool prepare;
+    bool after_result = false;  // its result came; the NULL that ends it is next
+  };
+
+  void start_connect();
+  void continue_connect();
+  void start_setup();
+  void read_setup();
+  void enter_pipeline();
+  void append(PgRequest* request);
+  void read_results();
+  void take_result(Pending& pending, PGresult* result);
+  void watch(bool want_write);
+  void server_failed(ErrorCode code, const std::string& message);  // tells health_, then fail_all
+  void drop_connection();
+  std::string server_message() const;
+
+  IoLoop& loop_;
+  PgShared& shared_;
+  PgHealth& health_;
+  State state_ = State::closed;
+  PGconn* conn_ = nullptr;
+  int fd_ = -1;
+  std::deque<Pending> waiting_;      // sent, in order
+  std::deque<PgRequest*> queued_;    // waiting for the connection to be ready
+  int64_t connect_deadline_us_ = 0;  // until the statements are prepared
+  int64_t silent_since_us_ = 0;      // the deadline of the oldest request that ran out of time unanswered
+  std::string setup_error_;
+  bool dirty_ = false;
+};
+
+}  // namespace ratewarden

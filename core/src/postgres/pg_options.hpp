@@ -1,0 +1,32 @@
+// What a postgres:// URL configures (internal; core/src/postgres/pg_url.cpp reads it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ratewarden/clock.hpp"
+
+namespace ratewarden {
+
+struct PgOptions {
+  std::string host = "127.0.0.1";  // or a Unix socket directory (?host=/path)
+  int port = 5432;
+  std::string user;
+  std::string password;
+  bool has_password = false;
+  std::string dbname;
+  std::string schema = "ratewarden";
+  std::string table = "limits";
+  int64_t timeout_us = 250000;           // per call, also the session's statement_timeout
+  int64_t connect_timeout_us = 1000000;  // connecting and the first-use schema set-up
+  int pool = 4;
+  bool create = true;     // create the schema on first use
+  bool unlogged = true;   // an UNLOGGED table (only when the store creates it)
+  int64_t sweep_us = 1000000;  // how often expired rows are swept; 0: never
+  int64_t sweep_blocks = 64;   // table blocks per sweep batch (one short transaction each)
+  int circuit_failures = 3;    // connection failures in a row that open the circuit (0: never)
+  int64_t circuit_backoff_us = 1000000;
+  Clock clock;            // tests: the "now" passed to the database instead of its clock
+};
+
+}  // namespace ratewarden

@@ -1,0 +1,223 @@
+#include "pg_store.hpp"
+
+#include <cstdio>
+#include <vector>
+
+#include "io/fork_guard.hpp"
+#include "ratewarden/algorithms.hpp"
+#include "schema.hpp"
+
+namespace ratewarden {
+namespace {
+
+void put_int32(std::string& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
+}
+
+// The keys as a bytea[] in PostgreSQL's binary array format: any bytes, no quoting, no SQL built from them.
+std::string bytea_array(const std::string* keys, size_t n) {
+  constexpr uint32_t kByteaOid = 17;
+  std::string out;
+  put_int32(out, 1);  // dimensions
+  put_int32(out, 0);  // no nulls
+  put_int32(out, kByteaOid);
+  put_int32(out, static_cast<uint32_t>(n));
+  put_int32(out, 1);  // lower bound
+  for (size_t i = 0; i < n; ++i) {
+    put_int32(out, static_cast<uint32_t>(keys[i].size()));
+    out += keys[i];
+  }
+  return out;
+}
+
+template <typename F>
+std::string int_array(size_t n, F value) {
+  std::string out = "{";
+  for (size_t i = 0; i < n; ++i) out += (i ? "," : "") + value(i);
+  return out + "}";
+}
+
+// <table>_decide's answer: "{allowed,limit,remaining,reset_after,retry_after,used,policy_index}".
+Decision parse_decision(const PgRequest& r, const std::string& name) {
+  long long v[7];
+  char end = 0;
+  if (r.row.size() != 1 ||
+      std::sscanf(r.row[0].c_str(), "{%lld,%lld,%lld,%lld,%lld,%lld,%lld%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                  &v[6], &end) != 8 || end != '}')
+    throw StoreError(ErrorCode::store_error, name + ": unexpected reply");
+  return Decision{v[0] == 1, v[1], v[2], v[3], v[4], v[5], static_cast<int32_t>(v[6])};
+}
+
+// What a forked child inherited and must never touch: kept reachable (for leak checkers), never used.
+void abandon(void* inherited) {
+  static ForkSafeMutex* mu = new ForkSafeMutex;
+  static auto* kept = new std::vector<void*>;
+  std::lock_guard<ForkSafeMutex> lock(*mu);
+  kept->push_back(inherited);
+}
+
+}  // namespace
+
+PostgresStore::PostgresStore(PgOptions options) : shared_(std::make_shared<PgShared>()) {
+  const PgOptions& o = options;
+  std::string name = "postgres://";
+  if (!o.user.empty()) name += o.user + (o.has_password ? ":***@" : "@");
+  else if (o.has_password) name += ":***@";
+  name += (o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host) + ":" + std::to_string(o.port) + "/" +
+          o.dbname + "?schema=" + o.schema + "&table=" + o.table + "&timeout=" + std::to_string(o.timeout_us / 1000) +
+          "ms&connect_timeout=" + std::to_string(o.connect_timeout_us / 1000) + "ms&pool=" + std::to_string(o.pool);
+  shared_->name = name;
+  shared_->setup_sql = schema_sql(o);
+  shared_->statements = pg_statements(o);
+  shared_->options = std::move(options);
+}
+
+PostgresStore::~PostgresStore() {
+  Generation* g = current_.load(std::memory_order_acquire);
+  if (g == nullptr) return;
+  if (g->fork_generation != fork_generation()) {  // the parent's: nothing of it is ours to close
+    abandon(g);
+    abandon(g->client);
+    return;
+  }
+  PgClient* client = g->client;
+  IoLoop* loop = g->loop;
+  loop->post([client, loop] {
+    client->close();
+    loop->defer([client] { delete client; });
+  });
+  delete g;
+}
+
+PostgresStore::Generation* PostgresStore::current() {
+  Generation* g = current_.load(std::memory_order_acquire);
+  const uint64_t gen = fork_generation();
+  if (g != nullptr && g->fork_generation == gen) return g;
+  IoLoop& loop = IoLoop::current();
+  auto* fresh = new Generation{gen, &loop, new PgClient(loop, shared_)};
+  Generation* seen = g;
+  if (current_.compare_exchange_strong(seen, fresh, std::memory_order_acq_rel)) {
+    if (g != nullptr) {
+      abandon(g);
+      abandon(g->client);
+    }
+    return fresh;
+  }
+  delete fresh->client;  // another thread made this process's client first; this one never ran
+  delete fresh;
+  return seen;
+}
+
+void PostgresStore::submit(PgRequest* request) {
+  if (closed_.load(std::memory_order_acquire)) {
+    request->fail(ErrorCode::store_unavailable, shared_->name + ": the store was closed");
+    return finish_request(request);
+  }
+  Generation* g = current();
+  if (IoLoop::on_loop_thread()) return g->client->route(request);
+  PgClient* client = g->client;
+  g->loop->post([client, request] { client->route(request); });
+}
+
+void PostgresStore::close() {
+  closed_.store(true, std::memory_order_release);
+  Generation* g = current_.load(std::memory_order_acquire);
+  if (g == nullptr || g->fork_generation != fork_generation()) return;
+  PgClient* client = g->client;
+  g->loop->post([client] { client->close(); });
+}
+
+PgRequest* PostgresStore::decision_request(const StoreCall& call, const std::string& now) const {
+  auto* r = new PgRequest;
+  r->statement = kDecideStatement;
+  r->param(bytea_array(call.keys, call.count), 1);
+  const Policy* p = call.policies;
+  r->param(int_array(call.count, [p](size_t i) { return std::string(algorithm_name(p[i].algorithm)); }));
+  r->param(int_array(call.count, [p](size_t i) { return std::to_string(p[i].limit); }));
+  r->param(int_array(call.count, [p](size_t i) { return std::to_string(p[i].period_us); }));
+  r->param(int_array(call.count, [p](size_t i) { return std::to_string(p[i].option_value()); }));
+  r->param(std::to_string(call.cost));
+  r->param(call.mode == Mode::hit ? "t" : "f");
+  if (now.empty())
+    r->null_param();
+  else
+    r->param(now);
+  r->deadline_us = monotonic_now_us() + shared_->options.timeout_us;
+  return r;
+}
+
+void PostgresStore::decide_async(const StoreCall& call, DecisionCallback done) {
+  const Clock& clock = shared_->options.clock;
+  PgRequest* r = decision_request(call, clock ? std::to_string(clock()) : std::string());
+  r->done = [done = std::move(done), name = &shared_->name](PgRequest& req) {
+    if (req.failed()) {
+      const StoreError e(req.error, req.error_message);
+      return done(nullptr, &e);
+    }
+    Decision d;
+    try {
+      d = parse_decision(req, *name);
+    } catch (const StoreError& e) {
+      return done(nullptr, &e);
+    }
+    done(&d, nullptr);
+  };
+  submit(r);
+}
+
+void PostgresStore::decide_many_async(const StoreCall* calls, size_t n, DecisionsCallback done) {
+  if (n == 0) return done(nullptr, nullptr);
+  struct Batch {
+    std::vector<Decision> decisions;
+    std::vector<std::optional<StoreError>> errors;
+    size_t left;
+    DecisionsCallback done;
+  };
+  auto batch = std::make_shared<Batch>(Batch{std::vector<Decision>(n), std::vector<std::optional<StoreError>>(n), n,
+                                             std::move(done)});
+  const Clock& clock = shared_->options.clock;
+  const std::string now = clock ? std::to_string(clock()) : std::string();
+  for (size_t i = 0; i < n; ++i) {
+    PgRequest* r = decision_request(calls[i], now);
+    r->done = [batch, i, name = &shared_->name](PgRequest& req) {
+      if (req.failed()) {
+        batch->errors[i] = StoreError(req.error, req.error_message);
+      } else {
+        try {
+          batch->decisions[i] = parse_decision(req, *name);
+        } catch (const StoreError& e) {
+          batch->errors[i] = e;
+        }
+      }
+      if (--batch->left == 0) batch->done(batch->decisions.data(), batch->errors.data());
+    };
+    submit(r);
+  }
+}
+
+void PostgresStore::reset_async(const std::string* keys, size_t count, std::string_view, DoneCallback done) {
+  auto* r = new PgRequest;
+  r->statement = kResetStatement;
+  r->param(bytea_array(keys, count), 1);
+  r->deadline_us = monotonic_now_us() + shared_->options.timeout_us;
+  r->done = [done = std::move(done)](PgRequest& req) {
+    if (!req.failed()) return done(nullptr);
+    const StoreError e(req.error, req.error_message);
+    done(&e);
+  };
+  submit(r);
+}
+
+void PostgresStore::check_async(DoneCallback done) {
+  auto* r = new PgRequest;
+  r->statement = kCheckStatement;
+  r->deadline_us = monotonic_now_us() + shared_->options.timeout_us;
+  r->done = [done = std::move(done)](PgRequest& req) {
+    if (!req.failed()) return done(nullptr);
+    const StoreError e(req.error, req.error_message);
+    done(&e);
+  };
+  submit(r);
+}
+
+}  // namespace ratewarden

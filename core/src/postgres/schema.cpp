@@ -1,0 +1,40 @@
+#include "schema.hpp"
+
+#include <vector>
+
+namespace ratewarden {
+namespace {
+
+const char* const kSchemaSource =
+#include "postgres_schema.inc"
+    ;
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// schema and table are identifiers the URL parser checked ([a-z_][a-z0-9_]*): safe to write into SQL.
+std::string with_names(std::string sql, const PgOptions& o) {
+  return replace_all(replace_all(std::move(sql), "@schema@", o.schema), "@table@", o.table);
+}
+
+}  // namespace
+
+std::string schema_sql(const PgOptions& o) {
+  return replace_all(with_names(kSchemaSource, o), "@unlogged@", o.unlogged ? "UNLOGGED" : "");
+}
+
+std::vector<PgStatement> pg_statements(const PgOptions& o) {
+  return {
+      {kDecideStatement,
+       with_names("SELECT @schema@.@table@_decide($1::bytea[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], "
+                  "$6::bigint, $7::boolean, $8::bigint)", o)},
+      {kResetStatement, with_names("DELETE FROM @schema@.@table@ WHERE key = ANY($1::bytea[])", o)},
+      {kSweepStatement, with_names("SELECT deleted, next_block FROM @schema@.@table@_sweep($1::bigint, $2::bigint)", o)},
+      {kCheckStatement, "SELECT 1"},
+  };
+}
+
+}  // namespace ratewarden

@@ -1,0 +1,26 @@
+// The store's SQL: the schema set-up script and the statements a connection prepares (internal).
+#pragma once
+
+#include <string>
+
+#include "pg_options.hpp"
+
+namespace ratewarden {
+
+// The set-up script (core/src/postgres/schema.sql and the files cmake/embed_sql.cmake adds) for the options'
+// schema, table and persistence: one transaction under an advisory lock, idempotent.
+std::string schema_sql(const PgOptions& options);
+
+// The prepared statements, by name.
+inline constexpr const char* kDecideStatement = "rw_decide";
+inline constexpr const char* kResetStatement = "rw_reset";
+inline constexpr const char* kSweepStatement = "rw_sweep";
+inline constexpr const char* kCheckStatement = "rw_check";
+struct PgStatement {
+  const char* name;
+  std::string sql;
+};
+// Every statement, for the options' schema and table.
+std::vector<PgStatement> pg_statements(const PgOptions& options);
+
+}  // namespace ratewarden

@@ -1,0 +1,28 @@
+-- ratewarden's PostgreSQL schema, version 1 (docs/deployment.md, "PostgreSQL"). The store runs this on first use
+-- (unless ?create=0); it is idempotent and serialised by an advisory lock, so many processes may start at once.
+-- The build embeds schema.sql, then core/src/algorithms/<algorithm>.sql for every row of the algorithm table, the
+-- generated dispatcher rw1_evaluate, then decide.sql. The placeholders (schema, table and unlogged, each between
+-- two '@') are replaced by the store: validated identifiers of lower-case letters, digits and '_'. To create it by
+-- hand (for stores with ?create=0):
+--   scripts/postgres_schema.sh [schema [table [unlogged|logged]]] | psql ...   (docs/deployment.md)
+SELECT pg_advisory_xact_lock(7418412635419208501);
+-- The store's sessions commit asynchronously (their decisions may be lost in a crash); the schema may not be.
+SET LOCAL synchronous_commit = on;
+
+CREATE SCHEMA IF NOT EXISTS @schema@;
+
+-- One row per storage key and policy (docs/key-format.md): the algorithm's state as integers, and the instant (µs,
+-- the database's clock) after which the row no longer affects any decision and the sweep may delete it.
+-- fillfactor 70: room on each page for the new version of a row, so that updates are HOT (no index entry; expires_at
+-- is deliberately not indexed) and a hot key's dead versions are pruned page by page without waiting for VACUUM.
+CREATE @unlogged@ TABLE IF NOT EXISTS @schema@.@table@ (
+  key bytea PRIMARY KEY,
+  state bigint[],
+  expires_at bigint NOT NULL
+) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.05);
+COMMENT ON TABLE @schema@.@table@ IS 'ratewarden store state, schema version 1';
+
+-- The database's clock in µs: read after the call's row locks are held.
+CREATE OR REPLACE FUNCTION @schema@.rw1_clock() RETURNS bigint LANGUAGE sql VOLATILE AS $$
+  SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint
+$$;

@@ -1,0 +1,410 @@
+// The PostgreSQL store against a real PostgreSQL 15 on loopback (started and removed by tests/servers/launch.py).
+// The differential fuzz against the memory store is in differential_test.cpp.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "across_processes.hpp"
+#include "conformance.hpp"
+#include "redis_server.hpp"
+#include "test_support.hpp"
+
+namespace ratewarden::testing {
+namespace {
+
+using Ms = std::chrono::milliseconds;
+
+PostgresServer& server() {
+  static PostgresServer s;
+  return s;
+}
+
+std::shared_ptr<Store> postgres(const std::string& query = "") {
+  return open_store(server().url(query.empty() ? "?timeout=5s" : query));
+}
+
+template <class F>
+int64_t elapsed_ms(F&& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration_cast<Ms>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int64_t count_rows(const PostgresServer& s, const std::string& where = "true",
+                   const std::string& table = "ratewarden.limits") {
+  return std::stoll(s.sql("SELECT count(*) FROM " + table + " WHERE " + where));
+}
+
+class PostgresConformance : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(PostgresConformance, MatchesTheVectors) {
+  ManualClock clock;
+  run_conformance_case(GetParam(), open_store(server().url("?timeout=5s"), clock.clock()),
+                       [&](int64_t now) { clock.set(now); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, PostgresConformance, ::testing::ValuesIn(conformance_cases()),
+                         conformance_case_name);
+
+TEST(PostgresStore, UsesTheDatabaseClockByDefault) {
+  Limiter limiter("2/second", postgres(), with_algorithm(Algorithm::gcra));
+  limiter.reset("k");
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  const Decision d = limiter.hit("k");
+  EXPECT_FALSE(d.allowed);
+  EXPECT_GT(d.retry_after_us, 0);
+  EXPECT_LE(d.retry_after_us, 500000);
+  std::this_thread::sleep_for(Ms(d.retry_after_us / 1000 + 20));
+  EXPECT_TRUE(limiter.hit("k").allowed);
+}
+
+TEST(PostgresStore, KeysOfAnyBytesStayInTheirPlace) {
+  Limiter limiter("1/minute", postgres("?prefix=bin"));
+  const std::string nasty("a\0}{']]--\r\n\"end\\x00", 20);
+  limiter.reset(nasty);
+  EXPECT_TRUE(limiter.hit(nasty).allowed);
+  EXPECT_FALSE(limiter.hit(nasty).allowed);
+  EXPECT_TRUE(limiter.hit(std::string("a\0}", 3)).allowed);
+  const std::string key = limiter.storage_key(nasty, 0);
+  std::string hex;
+  for (unsigned char c : key) hex += "0123456789abcdef"[c >> 4], hex += "0123456789abcdef"[c & 15];
+  EXPECT_EQ(count_rows(server(), "key = '\\x" + hex + "'::bytea"), 1);
+}
+
+TEST(PostgresStore, HitManyIsIndependentCalls) {
+  Limiter limiter("2/minute", postgres("?prefix=many"));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 300; ++i) keys.push_back("k" + std::to_string(i % 100));
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  for (int i = 0; i < 100; ++i) limiter.reset(keys[i]);
+  std::vector<Decision> d = limiter.hit_many(views);
+  for (int i = 0; i < 300; ++i) EXPECT_EQ(d[i].allowed, i < 200) << i;
+}
+
+TEST(PostgresStore, PeeksAndDenialsWriteNothing) {
+  auto store = postgres("?prefix=peek");
+  Limiter limiter("1/minute", store);
+  const int64_t before = count_rows(server());
+  for (int i = 0; i < 20; ++i) EXPECT_TRUE(limiter.peek("only-peeked" + std::to_string(i)).allowed);
+  EXPECT_EQ(count_rows(server()), before);
+  EXPECT_EQ(count_rows(server(), "key::text LIKE '%only-peeked%'"), 0);
+}
+
+TEST(PostgresStore, DescribeMasksThePassword) {
+  auto store = open_store("postgres://alice:s3cret@127.0.0.1:1/db?timeout=100ms&connect_timeout=100ms");
+  EXPECT_EQ(store->describe().find("s3cret"), std::string::npos) << store->describe();
+  EXPECT_NE(store->describe().find("alice:***@"), std::string::npos) << store->describe();
+  try {
+    store->check();
+    ADD_FAILURE() << "nobody listens on port 1";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()).find("s3cret"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(open_store("postgresql://127.0.0.1/db")->traits().shared);
+  EXPECT_THROW(open_store("postgres://127.0.0.1/db?table=Robert');DROP"), InvalidArgument);
+  EXPECT_THROW(open_store("postgres://127.0.0.1/db?schema="), InvalidArgument);
+  EXPECT_THROW(open_store("postgres://127.0.0.1/db?pool=0"), InvalidArgument);
+  EXPECT_THROW(open_store("postgres://127.0.0.1/db?colour=blue"), InvalidArgument);
+  EXPECT_THROW(open_store("postgres://127.0.0.1:99999/db"), InvalidArgument);
+}
+
+TEST(PostgresStore, SchemaOptions) {
+  // create=0 on a schema nobody made: a StoreError that says what to do, never a decision.
+  Limiter missing("1/minute", postgres("?schema=nowhere&create=0"));
+  try {
+    missing.hit("k");
+    ADD_FAILURE() << "decided without a schema";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("create=0"), std::string::npos) << e.what();
+  }
+  // unlogged=0: a logged table; the default is UNLOGGED with a fillfactor for HOT updates.
+  Limiter logged("1/minute", postgres("?schema=durable&table=kept&unlogged=0"));
+  EXPECT_TRUE(logged.hit("k").allowed);
+  EXPECT_EQ(server().sql("SELECT relpersistence FROM pg_class WHERE oid = 'durable.kept'::regclass"), "p");
+  Limiter volatile_("1/minute", postgres());
+  volatile_.hit("k");
+  EXPECT_EQ(server().sql("SELECT relpersistence FROM pg_class WHERE oid = 'ratewarden.limits'::regclass"), "u");
+  EXPECT_EQ(server().sql("SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'ratewarden.limits'::regclass")
+                .find("fillfactor=70"),
+            0u);
+  // Once made, create=0 finds it.
+  Limiter found("1/minute", postgres("?schema=durable&table=kept&create=0&prefix=found"));
+  EXPECT_TRUE(found.hit("k").allowed);
+}
+
+// The documented way to create the schema by hand (scripts/postgres_schema.sh | psql), then stores with create=0.
+TEST(PostgresStore, SchemaScriptForCreateZero) {
+  const std::string command = std::string(RATEWARDEN_SOURCE_DIR) +
+                              "/scripts/postgres_schema.sh handmade limits logged | psql -q -v ON_ERROR_STOP=1 "
+                              "-h 127.0.0.1 -U postgres -d postgres -p " + std::to_string(server().port()) +
+                              " >/dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  EXPECT_EQ(server().sql("SELECT relpersistence FROM pg_class WHERE oid = 'handmade.limits'::regclass"), "p");
+  Limiter limiter("2/minute", postgres("?schema=handmade&create=0&timeout=5s"));
+  EXPECT_EQ(limiter.hit("k").remaining, 1);
+  EXPECT_EQ(limiter.hit("k").remaining, 0);
+  EXPECT_FALSE(limiter.hit("k").allowed);
+}
+
+// Expired rows go in the background, batch by batch; the live ones stay.
+TEST(PostgresStore, SweepDeletesExpiredRows) {
+  const std::string q = "?table=swept&sweep=100ms&sweep_blocks=16";
+  Limiter brief("1/3s", postgres(q + "&prefix=brief&timeout=5s"));
+  Limiter lasting("1/hour", postgres(q + "&prefix=lasting"));
+  std::vector<std::string> flood;
+  for (int i = 0; i < 3000; ++i) flood.push_back("flood" + std::to_string(i));
+  std::vector<std::string_view> views(flood.begin(), flood.end());
+  for (const Decision& d : brief.hit_many(views)) EXPECT_TRUE(d.allowed);  // pipelined: well within the 3 s
+  for (int i = 0; i < 100; ++i) lasting.hit("user" + std::to_string(i));
+  EXPECT_EQ(count_rows(server(), "true", "ratewarden.swept"), 3100);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (count_rows(server(), "true", "ratewarden.swept") > 100 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(Ms(50));
+  EXPECT_EQ(count_rows(server(), "true", "ratewarden.swept"), 100);
+  EXPECT_EQ(count_rows(server(), "expires_at < (extract(epoch FROM clock_timestamp()) * 1000000)::bigint",
+                       "ratewarden.swept"),
+            0);
+}
+
+// 8 processes x 4 threads on one key: exactly `limit` allowed, whichever exact algorithm.
+class PostgresAcrossProcesses : public ::testing::TestWithParam<Algorithm> {};
+
+TEST_P(PostgresAcrossProcesses, AdmitExactlyTheLimit) {
+  const std::string table = std::string("exact_") + std::string(algorithm_name(GetParam()));
+  const std::string url = server().url("?pool=2&timeout=10s&table=" + table);
+  EXPECT_EQ(allowed_across_processes(url, "1000/hour", GetParam()), 1000);
+}
+
+INSTANTIATE_TEST_SUITE_P(Exact, PostgresAcrossProcesses,
+                         ::testing::Values(Algorithm::fixed_window, Algorithm::sliding_log, Algorithm::token_bucket,
+                                           Algorithm::gcra),
+                         [](const auto& info) { return std::string(algorithm_name(info.param)); });
+
+// 8 processes start at once on a database with no schema: each creates it on first use, none fails.
+TEST(PostgresSchema, ConcurrentFirstUseFromEightProcesses) {
+  const std::string url = server().url("?schema=raced&timeout=10s&connect_timeout=10s");
+  std::vector<pid_t> children;
+  for (int p = 0; p < 8; ++p) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      int code = 0;
+      try {
+        Limiter limiter("1000/hour", open_store(url));
+        for (int i = 0; i < 10; ++i) limiter.hit("k" + std::to_string(i));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "child: %s\n", e.what());
+        code = 1;
+      }
+      ::_exit(code);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a child failed";
+  }
+  EXPECT_EQ(count_rows(server(), "true", "raced.limits"), 10);
+  EXPECT_EQ(server().sql("SELECT (state[1])::text FROM raced.limits LIMIT 1"), "8");
+}
+
+// Closing a store with thousands of calls in flight: every callback runs exactly once, with an error or a decision.
+TEST(PostgresStore, CloseWithThousandsInFlight) {
+  auto store = postgres("?timeout=5s&table=closing");
+  Limiter limiter("1000000/hour", store);
+  limiter.hit("warm");  // connected, schema made
+  constexpr int kCalls = 5000;
+  std::atomic<int> answered{0}, failed{0};
+  const Policy policy = limiter.policies()[0];
+  std::vector<std::string> keys(kCalls);
+  for (int i = 0; i < kCalls; ++i) {
+    keys[i] = limiter.storage_key("k" + std::to_string(i % 50), 0);
+    StoreCall call;
+    call.policies = &policy;
+    call.keys = &keys[i];
+    call.count = 1;
+    call.tag = keys[i];
+    store->decide_async(call, [&](const Decision* d, const Error* e) {
+      (d != nullptr ? answered : failed)++;
+      EXPECT_TRUE((d == nullptr) != (e == nullptr));
+    });
+  }
+  store->close();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (answered + failed < kCalls && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(Ms(10));
+  std::this_thread::sleep_for(Ms(100));  // and no second callback
+  EXPECT_EQ(answered + failed, kCalls);
+  EXPECT_GT(failed.load(), 0) << "close() came after every answer: the test proved nothing";
+  EXPECT_THROW(limiter.hit("after"), StoreError);
+}
+
+// fork() after use: the child's calls go through connections of its own; the parent's keep working.
+TEST(PostgresStore, ForkAfterUse) {
+  Limiter limiter("100/minute", postgres("?timeout=5s&table=forked"));
+  limiter.reset("k");
+  EXPECT_EQ(limiter.hit("k").remaining, 99);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int code = 1;
+    try {
+      code = limiter.hit("k").remaining == 98 && limiter.hit("k").remaining == 97 ? 0 : 2;
+    } catch (...) {
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_EQ(limiter.hit("k").remaining, 96);
+}
+
+// A server of its own: these tests kill it.
+TEST(PostgresFailures, KillMidFloodAndRestart) {
+  PostgresServer own;
+  Limiter limiter("1000000/minute", open_store(own.url("?timeout=300ms&connect_timeout=300ms&pool=2&circuit_backoff=100ms")));
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> ok{0}, failed{0}, slowest_ms{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t)
+    callers.emplace_back([&] {
+      while (!stop) {
+        const int64_t ms = elapsed_ms([&] {
+          try {
+            limiter.hit("k");
+            ok++;
+          } catch (const StoreError& e) {
+            failed++;
+          }
+        });
+        int64_t seen = slowest_ms;
+        while (ms > seen && !slowest_ms.compare_exchange_weak(seen, ms)) {
+        }
+      }
+    });
+  std::this_thread::sleep_for(Ms(300));
+  own.kill();
+  std::this_thread::sleep_for(Ms(500));
+  const int64_t failed_while_down = failed;
+  own.start();
+  std::this_thread::sleep_for(Ms(800));
+  const int64_t ok_before = ok;
+  std::this_thread::sleep_for(Ms(300));
+  stop = true;
+  for (auto& c : callers) c.join();
+  EXPECT_GT(failed_while_down, 0);
+  EXPECT_GT(ok.load(), ok_before) << "no recovery after the restart";
+  EXPECT_LT(slowest_ms.load(), 1000) << "a call outlived its timeouts";
+}
+
+TEST(PostgresFailures, TerminatedBackendsMidFlood) {
+  PostgresServer own;
+  Limiter limiter("1000000/minute", open_store(own.url("?timeout=500ms&pool=3&table=killed&circuit_backoff=50ms")));
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> ok{0}, failed{0}, slowest_ms{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t)
+    callers.emplace_back([&] {
+      while (!stop) {
+        const int64_t ms = elapsed_ms([&] {
+          try {
+            limiter.hit("k" + std::to_string(ok % 10));
+            ok++;
+          } catch (const StoreError&) {
+            failed++;
+          }
+        });
+        int64_t seen = slowest_ms;
+        while (ms > seen && !slowest_ms.compare_exchange_weak(seen, ms)) {
+        }
+      }
+    });
+  for (int i = 0; i < 5; ++i) {
+    std::this_thread::sleep_for(Ms(100));
+    own.sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'ratewarden'");
+  }
+  const int64_t ok_before = ok;
+  // Each kill counts against the circuit (one back-off of 50 ms at most), then the callers decide again.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (ok == ok_before && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(Ms(10));
+  stop = true;
+  for (auto& c : callers) c.join();
+  EXPECT_GT(ok.load(), ok_before) << "no recovery after the kills";
+  EXPECT_LT(slowest_ms.load(), 1000) << "a call outlived its timeout";
+}
+
+// The circuit breaker: after circuit_failures connection failures in a row, calls fail at once until the back-off
+// has passed; then the next call tries the server again.
+TEST(PostgresFailures, CircuitOpensAndRetriesAfterTheBackOff) {
+  PostgresServer own;
+  Limiter limiter("100/minute", open_store(own.url("?circuit_failures=2&circuit_backoff=300ms&timeout=1s")));
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  own.kill();
+  for (int i = 0; i < 2; ++i) EXPECT_THROW(limiter.hit("k"), StoreError);  // refused: counted
+  try {
+    limiter.hit("k");
+    ADD_FAILURE() << "a dead server answered";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("not tried"), std::string::npos) << e.what();
+  }
+  own.start();
+  std::this_thread::sleep_for(Ms(350));
+  EXPECT_TRUE(limiter.hit("k").allowed);  // the back-off passed: tried, answered, closed
+  EXPECT_TRUE(limiter.hit("k").allowed);
+}
+
+TEST(PostgresFailures, HungServerTimesOut) {
+  PostgresServer own;
+  Limiter limiter("100/minute", open_store(own.url("?timeout=200ms&connect_timeout=200ms")));
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  own.stop();
+  for (int i = 0; i < 3; ++i) {
+    const int64_t ms = elapsed_ms([&] { EXPECT_THROW(limiter.hit("k"), StoreError); });
+    EXPECT_LT(ms, 600);
+  }
+  own.cont();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  bool recovered = false;
+  while (!recovered && std::chrono::steady_clock::now() < deadline) {
+    try {
+      recovered = limiter.hit("k").allowed;
+    } catch (const StoreError&) {
+      std::this_thread::sleep_for(Ms(50));
+    }
+  }
+  EXPECT_TRUE(recovered);
+}
+
+TEST(PostgresFailures, RowLockHeldPastTheTimeoutIsATimeout) {
+  Limiter limiter("100/minute", postgres("?timeout=300ms&table=locked&prefix=lock"));
+  EXPECT_TRUE(limiter.hit("k").allowed);
+  // Another session holds the row for a second: the call fails within its timeout, and the next one decides.
+  std::thread holder([&] {
+    server().sql("BEGIN; SELECT 1 FROM ratewarden.locked FOR UPDATE; SELECT pg_sleep(1); COMMIT;");
+  });
+  std::this_thread::sleep_for(Ms(100));
+  const int64_t ms = elapsed_ms([&] {
+    try {
+      limiter.hit("k");
+      ADD_FAILURE() << "decided through a held lock";
+    } catch (const StoreError& e) {
+      EXPECT_EQ(e.code(), ErrorCode::store_timeout) << e.what();
+    }
+  });
+  EXPECT_LT(ms, 700);
+  holder.join();
+  EXPECT_EQ(limiter.hit("k").remaining, 98);
+}
+
+}  // namespace
+}  // namespace ratewarden::testing
