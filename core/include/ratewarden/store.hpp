@@ -54,7 +54,16 @@ struct StoreTraits {
   bool shared = false;        // other processes see the same state
   bool exact = true;          // admits exactly what the algorithm admits (no local approximation)
   bool key_parts = false;     // decide() takes StoreCall's key parts with keys null (decide_many and reset: keys)
+  bool logs_resets = false;   // every reset is logged for other processes: read_resets_async (the hybrid modes)
 };
+
+// What a read of the reset log returns: the user keys (StoreCall::tag) reset since the cursor, oldest first.
+struct ResetLogRead {
+  std::vector<std::string> tags;
+  int64_t cursor = 0;  // what to pass to the next read
+  bool gap = false;    // entries were lost (trimmed, or the log expired): forget everything learnt before
+};
+using ResetLogCallback = std::function<void(const ResetLogRead* read, const Error* error)>;
 
 // Exactly one of `decision` / `error` is set; both are valid only during the call.
 using DecisionCallback = std::function<void(const Decision* decision, const Error* error)>;
@@ -69,6 +78,13 @@ struct StoreStats {
   int64_t keys = 0;       // states held now (one per key and policy; expired ones until they are dropped)
   int64_t max_keys = 0;   // the bound on states held; 0 when the store has none
   int64_t evictions = 0;  // live states dropped to stay within max_keys since the store opened (size it up if > 0)
+  // The hybrid modes (?mode=local_first / async, docs/hybrid.md); zeros for every other store.
+  int64_t local_denials = 0;   // denials answered from what the store last said, with no round trip
+  int64_t local_allows = 0;    // async: hits admitted from a lease already charged to the store
+  int64_t store_calls = 0;     // calls that went to the store on the caller's behalf
+  int64_t sync_batches = 0;    // background exchanges with the store (reset-log reads, lease top-ups)
+  int64_t sync_lag_us = 0;     // age of the last successful read of the reset log (-1: never read)
+  int64_t invalidations = 0;   // local knowledge dropped because a reset was logged
 };
 
 class Store {
@@ -87,6 +103,10 @@ class Store {
   // Writes each call's decision to out[i], or its failure to errors[i] (left empty on success).
   virtual void decide_many(const StoreCall* calls, size_t n, Decision* out, std::optional<StoreError>* errors);
   virtual void reset(const std::string* keys, size_t count, std::string_view tag);
+
+  // Stores whose traits say logs_resets: the resets logged after `cursor` (a negative cursor: none, only the
+  // cursor of the log's end). Others answer InvalidArgument.
+  virtual void read_resets_async(int64_t cursor, ResetLogCallback done);
 
   // Health: one round trip to the store (for a cluster, to the master of slot 0); done(nullptr) when it answered.
   virtual void check_async(DoneCallback done) = 0;
