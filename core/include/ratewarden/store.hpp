@@ -55,6 +55,7 @@ struct StoreTraits {
   bool exact = true;          // admits exactly what the algorithm admits (no local approximation)
   bool key_parts = false;     // decide() takes StoreCall's key parts with keys null (decide_many and reset: keys)
   bool logs_resets = false;   // every reset is logged for other processes: read_resets_async (the hybrid modes)
+  bool answers_now = false;   // a network store whose decide_now can answer some calls in-process (hybrid modes)
 };
 
 // What a read of the reset log returns: the user keys (StoreCall::tag) reset since the cursor, oldest first.
@@ -97,6 +98,11 @@ class Store {
   // Forgets the given storage keys.
   virtual void reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) = 0;
 
+  // Answers the call at once, in-process, if the store can without waiting on anything (a hybrid mode's local
+  // knowledge, an in-process store): true and `out` set; else false, nothing done — make the call. Cheap: bindings
+  // try it before releasing the GIL or leaving the event loop.
+  virtual bool decide_now(const StoreCall& call, Decision& out);
+
   // The synchronous forms wait for the asynchronous ones (stores that never block override them). They throw
   // StoreError when the store fails.
   virtual Decision decide(const StoreCall& call);
@@ -136,6 +142,10 @@ class InProcessStore : public Store {
   void decide_async(const StoreCall& call, DecisionCallback done) override;
   void reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) override;
   Decision decide(const StoreCall& call) override = 0;
+  bool decide_now(const StoreCall& call, Decision& out) override {
+    out = decide(call);
+    return true;
+  }
   void reset(const std::string* keys, size_t count, std::string_view tag) override = 0;
   void check_async(DoneCallback done) override { done(nullptr); }
   void close() override {}
@@ -151,8 +161,9 @@ void validate_key_prefix(const std::string& prefix);
 //   rediss://... (TLS: ?tls_ca=&tls_cert=&tls_key=&tls_sni=&tls_verify=)     redis+unix:///path/to.sock[?db=N]
 //   redis+cluster://[user[:password]@]host:port[,host:port...][?...]       rediss+cluster://... (TLS)
 //   redis+cluster+unix:///path/a.sock,/path/b.sock,...   (the Unix socket of every master)
-// Network stores also take ?circuit_failures=N&circuit_backoff=D (docs/deployment.md). Every scheme takes
-// ?prefix=P, the store's key_prefix.
+// Network stores also take ?circuit_failures=N&circuit_backoff=D (docs/deployment.md). Shared stores take
+// ?mode=exact (the default), ?mode=local_first[&sync=10ms] or ?mode=async[&sync=50ms&lease=1] and &local_keys=N
+// (docs/hybrid.md). Every scheme takes ?prefix=P, the store's key_prefix.
 std::shared_ptr<Store> open_store(std::string_view url);
 // For tests: the same, with time from `clock` (µs) — the memory store's clock, or the "now" the Redis scripts get
 // instead of reading the server's TIME. An empty clock means the usual one.

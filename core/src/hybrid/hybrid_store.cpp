@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <tuple>
 #include <mutex>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "io/io_loop.hpp"
 #include "knowledge.hpp"
 #include "ratewarden/errors.hpp"
+#include "sync_wait.hpp"
 
 namespace ratewarden {
 namespace {
@@ -19,9 +21,14 @@ using hybrid::Entry;
 using hybrid::Knowledge;
 
 constexpr int kShards = 64;
-// What is known is used only while the reset log has been read this recently (in syncs): a reset logged anywhere
-// is then seen before it could matter, or the process stops answering locally until the log is read again.
+// What is known is used only while the reset log has been read this recently — 3 syncs, and never less than
+// kFreshFloorUs, so that a busy machine delaying a round does not turn local answers off: a reset logged anywhere
+// is seen within that time, or the process stops answering locally until the log is read again.
 constexpr int64_t kFreshSyncs = 3;
+constexpr int64_t kFreshFloorUs = 500000;
+// How long a lease may be held, in rounds: long enough to be spent, short enough that a key gone quiet does not keep
+// cost charged for nothing.
+constexpr int64_t kLeaseSyncs = 20;
 
 // The state every call and every background round shares; the rounds hold it weakly and stop when it goes.
 struct State : std::enable_shared_from_this<State> {
@@ -44,12 +51,13 @@ struct State : std::enable_shared_from_this<State> {
   std::atomic<uint64_t> invalidations{0};
   std::atomic<bool> closed{false};
 
-  std::atomic<int64_t> local_denials{0}, local_allows{0}, store_calls{0}, sync_batches{0}, dropped{0};
+  std::atomic<int64_t> store_calls{0}, sync_batches{0}, dropped{0};
 
   int64_t now() const { return options.clock ? options.clock() : monotonic_now_us(); }
-  bool fresh() const {
+  // Whether what is known may be used at `monotonic` (monotonic_now_us's time).
+  bool fresh(int64_t monotonic) const {
     const int64_t at = read_ok_at.load(std::memory_order_relaxed);
-    return at != INT64_MIN && monotonic_now_us() - at <= kFreshSyncs * options.sync_us;
+    return at != INT64_MIN && monotonic - at <= std::max(kFreshSyncs * options.sync_us, kFreshFloorUs);
   }
   Knowledge& known() { return *knowledge.load(std::memory_order_acquire); }
 
@@ -57,9 +65,10 @@ struct State : std::enable_shared_from_this<State> {
   void round();
   void read_log();
   void top_up();
-  void learn(uint64_t hash, const CallRef& ref, const std::vector<Policy>* policies, int64_t cost,
-             const Decision& d, int64_t sent, uint64_t seq);
-  void forward(const StoreCall& call, uint64_t hash, DecisionCallback done);
+  void learn(uint64_t hash, const CallRef& ref, int64_t lease, int64_t charged, const Decision& d, int64_t sent,
+             uint64_t seq);
+  void end_top_up(uint64_t hash, const CallRef& ref);
+  void forward(const StoreCall& call, uint64_t hash, int64_t extra, DecisionCallback done);
 };
 
 // The largest lease: a share of the smallest capacity of the call's policies, at least 1.
@@ -84,7 +93,7 @@ Decision from_lease(const Entry& e, int64_t now) {
   Decision d = e.granted;
   d.allowed = true;
   d.retry_after_us = 0;
-  d.remaining = std::min(d.limit, d.remaining + e.lease);
+  d.remaining = std::min(d.limit, d.remaining + e.lease + e.spare);
   d.used = std::max<int64_t>(0, d.limit - d.remaining);
   d.reset_after_us = std::max<int64_t>(0, d.reset_after_us - (now - e.granted_at));
   return d;
@@ -101,11 +110,13 @@ void State::ensure_started() {
   cursor = -1;
   read_ok_at = INT64_MIN;
   read_in_flight = false;
+  store_calls = sync_batches = dropped = 0;  // a child counts its own
+  // Set before the first round is posted: a round of another generation stops at once.
+  generation.store(g, std::memory_order_release);
   std::weak_ptr<State> weak = shared_from_this();
   IoLoop::current().post([weak] {
     if (auto self = weak.lock()) self->round();
   });
-  generation.store(g, std::memory_order_release);
 }
 
 // One background round, on the I/O thread: read the reset log, top leases up, drop what is of no use; then again
@@ -148,8 +159,8 @@ void State::read_log() {
   });
 }
 
-// async: every entry asked for more than its lease holds gets a new lease of twice its demand of the last round
-// (at most max_lease), all in one batch (one pipeline per node).
+// async: every entry whose leases would not cover another round of its last round's demand gets a spare lease
+// that brings them to twice that demand (at most max_lease), all in one batch (one pipeline per node).
 void State::top_up() {
   struct TopUp {
     uint64_t hash;
@@ -161,10 +172,13 @@ void State::top_up() {
   auto batch = std::make_shared<std::vector<TopUp>>();
   const int64_t t = now();
   known().for_each_in_demand([&](Entry& e) {
-    const int64_t want = std::min(max_lease(e.policies, options.lease_per_mille), 2 * e.demand);
-    const int64_t held = e.lease_until > t + options.sync_us ? e.lease : 0;
+    const int64_t demand = e.demand;
     e.demand = 0;
-    if (e.topping_up || held >= want || t < e.deny_until || e.policies.empty()) return;
+    if (e.topping_up || e.spare > 0 || t < e.deny_until || e.policies.empty()) return;
+    const int64_t held = e.lease_until > t + options.sync_us ? e.lease : 0;
+    if (held >= demand) return;
+    const int64_t want = std::min(max_lease(e.policies, options.lease_per_mille), 2 * demand) - held;
+    if (want < 1) return;
     e.topping_up = true;
     batch->push_back(TopUp{known().hash(e.tag), e.tag, e.keys, e.policies, want});
   });
@@ -185,18 +199,17 @@ void State::top_up() {
         for (size_t i = 0; i < batch->size(); ++i) {
           const TopUp& u = (*batch)[i];
           const CallRef ref{u.tag, u.keys.data(), u.keys.size()};
-          if (!errors[i]) self->learn(u.hash, ref, &u.policies, u.cost, decisions[i], sent, seq);
-          Knowledge::Shard& shard = self->known().shard_of(u.hash);
-          std::lock_guard<std::mutex> lock(shard.mu);
-          if (Entry* e = Knowledge::find(shard, u.hash, ref)) e->topping_up = false;
+          if (!errors[i]) self->learn(u.hash, ref, u.cost, u.cost, decisions[i], sent, seq);
+          self->end_top_up(u.hash, ref);
         }
       });
 }
 
-// What an answer of the store teaches: a denial until its retry_after (counted from the send), or, for a lease
-// top-up (policies given), the lease. Nothing when a reset was seen since the call left: the answer may predate it.
-void State::learn(uint64_t hash, const CallRef& ref, const std::vector<Policy>* policies, int64_t cost,
-                  const Decision& d, int64_t sent, uint64_t seq) {
+// What an answer of the store to a call that charged `charged` teaches: a denial until its retry_after (counted
+// from the send), or, when it carried a lease (`lease` > 0), the spare lease. Nothing when a reset was seen since
+// the call left: the answer may predate it.
+void State::learn(uint64_t hash, const CallRef& ref, int64_t lease, int64_t charged, const Decision& d, int64_t sent,
+                  uint64_t seq) {
   Knowledge::Shard& shard = known().shard_of(hash);
   std::lock_guard<std::mutex> lock(shard.mu);
   if (invalidations.load() != seq) return;
@@ -205,7 +218,7 @@ void State::learn(uint64_t hash, const CallRef& ref, const std::vector<Policy>* 
   if (!d.allowed) {
     if (e == nullptr) e = &known().find_or_add(shard, hash, ref, t);
     e->deny_until = sent + d.retry_after_us;
-    e->deny_cost = cost;
+    e->deny_cost = charged;
     e->denied_at = t;
     e->denial = d;
     e->expires = std::max(e->expires, e->deny_until);
@@ -213,29 +226,51 @@ void State::learn(uint64_t hash, const CallRef& ref, const std::vector<Policy>* 
   }
   if (e == nullptr) return;
   e->deny_until = 0;
-  if (policies == nullptr) return;
-  // A lease: usable until the answer's reset_after (a fixed window's end, less the millisecond the server clock
-  // rounds up) and for two rounds at most.
-  if (e->lease_until <= t) e->lease = 0;
-  e->lease += cost;
-  e->lease_until = sent + std::min(std::max<int64_t>(0, d.reset_after_us - 1000), 2 * options.sync_us);
+  if (lease == 0) return;
+  // A spare lease: usable until the answer's reset_after (a fixed window's end, less the millisecond the server
+  // clock rounds up) and kLeaseSyncs rounds at most.
+  e->spare = lease;
+  e->spare_until = sent + std::min(std::max<int64_t>(0, d.reset_after_us - 1000), kLeaseSyncs * options.sync_us);
   e->granted = d;
   e->granted_at = t;
-  e->expires = std::max(e->expires, e->lease_until);
+  e->expires = std::max(e->expires, e->spare_until);
 }
 
-void State::forward(const StoreCall& call, uint64_t hash, DecisionCallback done) {
+void State::end_top_up(uint64_t hash, const CallRef& ref) {
+  Knowledge::Shard& shard = known().shard_of(hash);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  if (Entry* e = Knowledge::find(shard, hash, ref)) e->topping_up = false;
+}
+
+// The call to the store, charging `extra` more for a spare lease (async, a lease run dry): the caller gets the
+// decision on its own cost (what the lease took is not its to spend), and if the lease made the call too big, the
+// call goes again for its own cost alone.
+void State::forward(const StoreCall& call, uint64_t hash, int64_t extra, DecisionCallback done) {
   ++store_calls;
   const uint64_t seq = invalidations.load();
   const int64_t sent = now();
+  StoreCall charged = call;
+  charged.cost += extra;
   std::weak_ptr<State> weak = shared_from_this();
-  inner->decide_async(call, [weak, hash, seq, sent, cost = call.cost, tag = std::string(call.tag),
-                             keys = std::vector<std::string>(call.keys, call.keys + call.count),
-                             done = std::move(done)](const Decision* d, const Error* error) {
-    if (d != nullptr) {
-      if (auto self = weak.lock()) self->learn(hash, CallRef{tag, keys.data(), keys.size()}, nullptr, cost, *d, sent, seq);
+  inner->decide_async(charged, [weak, hash, seq, sent, extra, cost = call.cost, tag = std::string(call.tag),
+                                keys = std::vector<std::string>(call.keys, call.keys + call.count),
+                                policies = std::vector<Policy>(extra > 0 ? call.policies : nullptr,
+                                                               extra > 0 ? call.policies + call.count : nullptr),
+                                done = std::move(done)](const Decision* d, const Error* error) mutable {
+    auto self = weak.lock();
+    const CallRef ref{tag, keys.data(), keys.size()};
+    if (self && d != nullptr) self->learn(hash, ref, extra, cost + extra, *d, sent, seq);
+    if (self && extra > 0) self->end_top_up(hash, ref);
+    if (d == nullptr || extra == 0) return done(d, error);
+    if (d->allowed) {
+      Decision own = *d;
+      own.remaining = std::min(own.limit, own.remaining + extra);
+      own.used = std::max<int64_t>(0, own.used - extra);
+      return done(&own, nullptr);
     }
-    done(d, error);
+    if (!self) return done(d, error);
+    const StoreCall again{policies.data(), keys.data(), keys.size(), tag, cost, Mode::hit, {}, nullptr};
+    self->forward(again, hash, 0, std::move(done));
   });
 }
 
@@ -244,45 +279,91 @@ class HybridStore final : public Store {
   explicit HybridStore(std::shared_ptr<State> state) : state_(std::move(state)) {}
   ~HybridStore() override { close(); }
 
-  void decide_async(const StoreCall& call, DecisionCallback done) override {
+  // Answers from what the process knows, if it can (a denial the store proved; in async, a lease); in async, counts
+  // the call's demand. `hash` is the call's in the knowledge either way.
+  // Else, in async, `extra` is what the call to the store should charge for a spare lease (0 for none).
+  bool local_answer(const StoreCall& call, uint64_t& hash, Decision& d, int64_t& extra) {
+    extra = 0;
     if (call.keys == nullptr) throw InvalidArgument("a hybrid store takes whole storage keys");
     State& s = *state_;
     s.ensure_started();
     Knowledge& known = s.known();
-    const uint64_t hash = known.hash(call.tag);
-    if (s.fresh()) {
-      const int64_t now = s.now();
-      const CallRef ref{call.tag, call.keys, call.count};
-      Knowledge::Shard& shard = known.shard_of(hash);
-      Decision d;
-      bool local = false;
-      {
-        std::lock_guard<std::mutex> lock(shard.mu);
-        Entry* e = Knowledge::find(shard, hash, ref);
-        if (e == nullptr && s.async && call.mode == Mode::hit) {
-          e = &known.find_or_add(shard, hash, ref, now);
-          e->policies.assign(call.policies, call.policies + call.count);
-        }
-        if (e != nullptr) {
-          if (now < e->deny_until && call.cost >= e->deny_cost) {
-            d = aged_denial(*e, now);
-            local = true;
-            ++s.local_denials;
-          } else if (s.async && now < e->lease_until && e->lease >= call.cost) {
-            if (call.mode == Mode::hit) e->lease -= call.cost;
-            d = from_lease(*e, now);
-            local = true;
-            ++s.local_allows;
-          }
-          if (s.async && call.mode == Mode::hit) {
-            e->demand += call.cost;
-            e->expires = std::max(e->expires, now + 4 * s.options.sync_us);
-          }
-        }
-      }
-      if (local) return done(&d, nullptr);
+    hash = known.hash(call.tag);
+    const CallRef ref{call.tag, call.keys, call.count};
+    Knowledge::Shard& shard = known.shard_of(hash);
+    std::lock_guard<std::mutex> lock(shard.mu);
+    const int64_t monotonic = shard.clock.now_us();
+    if (!s.fresh(monotonic)) return false;
+    const int64_t now = s.options.clock ? s.options.clock() : monotonic;
+    Entry* e = Knowledge::find(shard, hash, ref);
+    if (e == nullptr && s.async && call.mode == Mode::hit) {
+      e = &known.find_or_add(shard, hash, ref, now);
+      e->policies.assign(call.policies, call.policies + call.count);
     }
-    s.forward(call, hash, std::move(done));
+    if (e == nullptr) return false;
+    if (s.async && call.mode == Mode::hit) {
+      e->demand += call.cost;
+      e->expires = std::max(e->expires, now + 4 * s.options.sync_us);
+    }
+    if (now < e->deny_until && call.cost >= e->deny_cost) {
+      d = aged_denial(*e, now);
+      ++shard.local_denials;
+      return true;
+    }
+    if (!s.async) return false;
+    if ((now >= e->lease_until || e->lease < call.cost) && e->spare >= call.cost && now < e->spare_until) {
+      // The lease is spent (what is left of it, less than the cost, is given up) or expired: the spare takes over.
+      e->lease = e->spare;
+      e->lease_until = e->spare_until;
+      e->spare = 0;
+    }
+    if (now < e->lease_until && e->lease >= call.cost) {
+      if (call.mode == Mode::hit) e->lease -= call.cost;
+      d = from_lease(*e, now);
+      ++shard.local_allows;
+      return true;
+    }
+    // The leases ran dry before the next round: this call to the store brings a spare (one at a time per key).
+    if (call.mode == Mode::hit && !e->topping_up && e->spare == 0) {
+      const int64_t room = max_lease(e->policies, s.options.lease_per_mille);
+      int64_t capacity = INT64_MAX;
+      for (const Policy& p : e->policies) capacity = std::min(capacity, p.capacity());
+      extra = std::min({room, 2 * e->demand, capacity - call.cost});
+      if (extra < 1) extra = 0;
+      else e->topping_up = true;
+    }
+    return false;
+  }
+
+  void decide_async(const StoreCall& call, DecisionCallback done) override {
+    uint64_t hash;
+    int64_t extra;
+    Decision d;
+    if (local_answer(call, hash, d, extra)) return done(&d, nullptr);
+    state_->forward(call, hash, extra, std::move(done));
+  }
+
+  // No call is made here: no spare is asked for (the call that follows, through decide or decide_async, asks).
+  bool decide_now(const StoreCall& call, Decision& out) override {
+    uint64_t hash;
+    int64_t extra;
+    const bool answered = local_answer(call, hash, out, extra);
+    if (extra > 0) state_->end_top_up(hash, CallRef{call.tag, call.keys, call.count});
+    return answered;
+  }
+
+  // A local answer needs no wait, and no turn of the I/O loop: the synchronous form answers it at once.
+  Decision decide(const StoreCall& call) override {
+    uint64_t hash;
+    int64_t extra;
+    Decision d;
+    if (local_answer(call, hash, d, extra)) return d;
+    check_may_wait("call");
+    SyncWait<Decision> wait;
+    run_and_wait(wait, [&] {
+      state_->forward(call, hash, extra, [&wait](const Decision* answer, const Error* e) { wait.complete(answer, e); });
+    });
+    return wait.wait();
   }
 
   void reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) override {
@@ -307,11 +388,13 @@ class HybridStore final : public Store {
     t.blocks_on_io = true;
     t.exact = !state_->async;
     t.key_parts = false;
+    t.answers_now = true;
     return t;
   }
 
   StoreStats stats() const override {
     State& s = *state_;
+    s.ensure_started();  // in a forked child: its own knowledge, never the parent's (whose locks may be held)
     StoreStats out = s.inner->stats();
     if (Knowledge* k = s.knowledge.load()) {
       out.keys = k->size();
@@ -320,8 +403,7 @@ class HybridStore final : public Store {
     } else {
       out.max_keys = s.options.max_keys;
     }
-    out.local_denials = s.local_denials;
-    out.local_allows = s.local_allows;
+    if (Knowledge* k = s.knowledge.load()) std::tie(out.local_denials, out.local_allows) = k->local_answers();
     out.store_calls = s.store_calls;
     out.sync_batches = s.sync_batches;
     const int64_t at = s.read_ok_at;

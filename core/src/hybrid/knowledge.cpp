@@ -88,6 +88,16 @@ void Knowledge::sweep_next(int64_t now) {
     it = drop_if(shard, it, [now](const Entry& x) { return x.expires <= now && !x.topping_up; });
 }
 
+std::pair<int64_t, int64_t> Knowledge::local_answers() {
+  std::pair<int64_t, int64_t> out{0, 0};
+  for (auto& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard->mu);
+    out.first += shard->local_denials;
+    out.second += shard->local_allows;
+  }
+  return out;
+}
+
 int64_t Knowledge::size() {
   int64_t n = 0;
   for (auto& shard : shards_) {

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "memory/fast_clock.hpp"
 #include "memory/siphash.hpp"
 #include "ratewarden/decision.hpp"
 #include "ratewarden/policy.hpp"
@@ -31,9 +32,12 @@ struct Entry {
   int64_t denied_at = 0;  // when the denial arrived: a local denial's retry_after is aged from here (never early)
   Decision denial;
 
-  // async: cost already charged to the store and not yet admitted here, usable until lease_until.
+  // async: cost already charged to the store and not yet admitted here, usable until lease_until; and the next
+  // lease, topped up before this one runs out, used once this one is spent or expired.
   int64_t lease = 0;
   int64_t lease_until = 0;
+  int64_t spare = 0;
+  int64_t spare_until = 0;
   int64_t granted_at = 0;
   Decision granted;          // the store's answer to the last charge
   int64_t demand = 0;        // cost asked of this entry since the last top-up round
@@ -60,6 +64,10 @@ class Knowledge {
     std::mutex mu;
     Table by_hash;
     int64_t entries = 0;
+    // Counted under the lock already held (no shared counter for threads to bounce between cores).
+    int64_t local_denials = 0;
+    int64_t local_allows = 0;
+    memory::FastClock clock;  // read under the lock: the monotonic time, cheaper than steady_clock
   };
 
   uint64_t hash(std::string_view tag) const { return memory::siphash13(hash_key_, tag); }
@@ -74,6 +82,8 @@ class Knowledge {
   // Drops the entries of one shard (the next, in turn) that are of no use any more.
   void sweep_next(int64_t now);
   int64_t size();
+  // The shards' local_denials and local_allows, summed.
+  std::pair<int64_t, int64_t> local_answers();
   int64_t max_entries() const { return max_entries_; }
   int64_t evictions() const { return evictions_; }
 
