@@ -387,6 +387,48 @@ TEST(LocalFirst, OnACluster) {
   }
 }
 
+// Both modes while the key's slot moves to another master under traffic: nothing fails, nothing over-admitted
+// (async: the lease bound), and local answers go on.
+TEST(Hybrid, ASlotMovingUnderTraffic) {
+  RedisCluster cluster;
+  for (const char* mode : {"local_first", "async"}) {
+    SCOPED_TRACE(mode);
+    auto store = hybrid(cluster.url() + "?mode=" + mode + "&timeout=2s");
+    Limiter limiter("2000/hour; 100000/day", store);
+    const std::string key = unique_key("moving");
+    limiter.hit(key);  // the keys exist before the move
+    const std::string stored = limiter.storage_key(key, 0);
+    const size_t to = (cluster.master_of(stored) + 1) % cluster.size();
+    std::atomic<bool> stop{false};
+    std::atomic<int64_t> allowed{1}, errors{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&] {
+        for (int i = 0; i < 1500 || (!stop && i < 20000); ++i) {
+          try {
+            if (limiter.hit(key).allowed) ++allowed;
+          } catch (const Error& e) {
+            ++errors;
+            ADD_FAILURE() << e.what();
+          }
+        }
+      });
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    cluster.migrate_slot_of(stored, to);
+    stop = true;
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(errors.load(), 0);
+    // 2000 per hour: lease c = 20 in async, one process: at most 2c unspent.
+    if (std::string(mode) == "local_first")
+      EXPECT_EQ(allowed.load(), 2000);
+    else
+      EXPECT_GE(allowed.load(), 2000 - 40);
+    EXPECT_LE(allowed.load(), 2000);
+    EXPECT_EQ(cluster.master_of(stored), to);
+    EXPECT_GT(store->stats().local_denials, 0);
+  }
+}
+
 TEST(LocalFirst, OnAClusterExactAcrossProcesses) {
   RedisCluster cluster;
   EXPECT_EQ(allowed_across_processes(cluster.url() + "?mode=local_first", "40/minute", Algorithm::gcra, 4, 2, 60), 40);
