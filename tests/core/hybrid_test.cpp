@@ -429,6 +429,30 @@ TEST(Hybrid, ASlotMovingUnderTraffic) {
   }
 }
 
+// A flood of distinct keys: what a process remembers stays within local_keys (a cache: it forgets, it never lies).
+TEST(Hybrid, AFloodOfDistinctKeysStaysWithinLocalKeys) {
+  for (const char* mode : {"local_first", "async"}) {
+    SCOPED_TRACE(mode);
+    auto store = hybrid(server().url() + "?mode=" + mode + "&local_keys=500");
+    Limiter limiter("1/hour", store);
+    const std::string prefix = unique_key("flood");
+    std::vector<std::string_view> keys;
+    std::vector<std::string> owned;
+    for (int i = 0; i < 3000; ++i) owned.push_back(prefix + ":" + std::to_string(i));
+    for (const std::string& k : owned) keys.push_back(k);
+    for (int round = 0; round < 2; ++round)
+      for (const Decision& d : limiter.hit_many(keys)) EXPECT_EQ(d.allowed, round == 0);
+    const StoreStats s = store->stats();
+    EXPECT_LE(s.keys, 500);
+    EXPECT_EQ(s.max_keys, 500);
+    EXPECT_GT(s.evictions, 0);
+    // The newest denials are known: a third pass over the last keys is answered locally.
+    const int64_t before = store->stats().local_denials;
+    for (size_t i = owned.size() - 50; i < owned.size(); ++i) EXPECT_FALSE(limiter.hit(owned[i]).allowed);
+    EXPECT_GT(store->stats().local_denials, before);
+  }
+}
+
 TEST(LocalFirst, OnAClusterExactAcrossProcesses) {
   RedisCluster cluster;
   EXPECT_EQ(allowed_across_processes(cluster.url() + "?mode=local_first", "40/minute", Algorithm::gcra, 4, 2, 60), 40);

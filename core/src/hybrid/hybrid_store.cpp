@@ -175,6 +175,9 @@ void State::top_up() {
     const int64_t demand = e.demand;
     e.demand = 0;
     if (e.topping_up || e.spare > 0 || t < e.deny_until || e.policies.empty()) return;
+    // A key asked once in a round is not hot: a lease for it would mostly expire unspent (a flood of distinct keys
+    // would double the store's load).
+    if (demand < 2) return;
     const int64_t held = e.lease_until > t + options.sync_us ? e.lease : 0;
     if (held >= demand) return;
     const int64_t want = std::min(max_lease(e.policies, options.lease_per_mille), 2 * demand) - held;
@@ -324,7 +327,7 @@ class HybridStore final : public Store {
       return true;
     }
     // The leases ran dry before the next round: this call to the store brings a spare (one at a time per key).
-    if (call.mode == Mode::hit && !e->topping_up && e->spare == 0) {
+    if (call.mode == Mode::hit && !e->topping_up && e->spare == 0 && e->demand >= 2) {
       const int64_t room = max_lease(e->policies, s.options.lease_per_mille);
       int64_t capacity = INT64_MAX;
       for (const Policy& p : e->policies) capacity = std::min(capacity, p.capacity());

@@ -4,11 +4,12 @@
 
 namespace ratewarden::hybrid {
 
+// At most max_entries in all: no more shards than entries, and each shard's share rounded down.
 Knowledge::Knowledge(int64_t max_entries, int shards)
     : max_entries_(max_entries),
-      per_shard_(std::max<int64_t>(1, (max_entries + shards - 1) / shards)),
+      per_shard_(max_entries / std::min<int64_t>(shards, max_entries)),
       hash_key_(memory::random_sip_key()) {
-  for (int i = 0; i < shards; ++i) shards_.push_back(std::make_unique<Shard>());
+  for (int64_t i = 0; i < std::min<int64_t>(shards, max_entries); ++i) shards_.push_back(std::make_unique<Shard>());
 }
 
 namespace {
