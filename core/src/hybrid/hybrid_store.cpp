@@ -296,7 +296,7 @@ class HybridStore final : public Store {
     Knowledge::Shard& shard = known.shard_of(hash);
     std::lock_guard<std::mutex> lock(shard.mu);
     const int64_t monotonic = shard.clock.now_us();
-    if (!s.fresh(monotonic)) return false;
+    if (!s.fresh(monotonic) || s.closed) return false;  // a closed store answers nothing: its calls fail
     const int64_t now = s.options.clock ? s.options.clock() : monotonic;
     Entry* e = Knowledge::find(shard, hash, ref);
     if (e == nullptr && s.async && call.mode == Mode::hit) {
