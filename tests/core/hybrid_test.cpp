@@ -433,7 +433,7 @@ TEST(Hybrid, ASlotMovingUnderTraffic) {
 TEST(Hybrid, AFloodOfDistinctKeysStaysWithinLocalKeys) {
   for (const char* mode : {"local_first", "async"}) {
     SCOPED_TRACE(mode);
-    auto store = hybrid(server().url() + "?mode=" + mode + "&local_keys=500");
+    auto store = hybrid(server().url() + "?mode=" + mode + "&local_keys=500&timeout=5s");  // 3,000 keys in one call
     Limiter limiter("1/hour", store);
     const std::string prefix = unique_key("flood");
     std::vector<std::string_view> keys;
