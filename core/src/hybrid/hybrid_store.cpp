@@ -33,6 +33,9 @@ constexpr int64_t kLeaseSyncs = 20;
 // The state every call and every background round shares; the rounds hold it weakly and stop when it goes.
 struct State : std::enable_shared_from_this<State> {
   State(std::shared_ptr<Store> inner_store, HybridOptions o) : inner(std::move(inner_store)), options(std::move(o)) {}
+  ~State() {
+    if (generation.load() == fork_generation()) delete knowledge.load();  // else the parent's: see `knowledge`
+  }
 
   const std::shared_ptr<Store> inner;
   const HybridOptions options;
@@ -105,7 +108,11 @@ void State::ensure_started() {
   static ForkSafeMutex* start_mu = new ForkSafeMutex;  // lives forever, as every ForkSafeMutex must
   std::lock_guard<ForkSafeMutex> lock(*start_mu);
   if (generation.load(std::memory_order_relaxed) == g) return;
-  // The parent's knowledge (if this is a child) is left as it is: see `knowledge`.
+  // The parent's knowledge (if this is a child) is left as it is, kept reachable for leak checkers: see `knowledge`.
+  if (Knowledge* parents = knowledge.load()) {
+    static auto* abandoned = new std::vector<Knowledge*>;
+    abandoned->push_back(parents);
+  }
   knowledge.store(new Knowledge(options.max_keys, kShards), std::memory_order_release);
   cursor = -1;
   read_ok_at = INT64_MIN;
