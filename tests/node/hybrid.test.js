@@ -157,6 +157,26 @@ describe('hybrid modes on Redis', () => {
     assert.ok(store.stats().localAllows > 0); // the leases were used (sync=20ms: many rounds before the 5000 go)
   });
 
+  test('async leases do not pile up for a steady user: the store is charged at most what is admitted plus 2c', async () => {
+    const store = await warm(`${redis.url}?mode=async&sync=10ms`);
+    const prefix = unique('steady');
+    const limiter = new Limiter({ policy: '10000/hour', store, prefix });
+    const exact = new Limiter({ policy: '10000/hour', store: new Store(redis.url), prefix });
+    const c = 100; // 1% of 10000: a process holds at most 2c (docs/hybrid.md)
+    let admitted = 0;
+    const start = performance.now();
+    for (let i = 0; i < 1000; i++) { // one hit a ms, 10 a round
+      while (performance.now() < start + i) await sleep(0);
+      if ((await limiter.hit('steady')).allowed) admitted++;
+      if (i % 250 === 249) {
+        const charged = (await exact.peek('steady')).used;
+        assert.ok(admitted <= charged && charged < admitted + 2 * c, `${i}: admitted ${admitted}, charged ${charged}`);
+      }
+    }
+    assert.equal(admitted, 1000);
+    assert.ok(store.stats().localAllows > 0);
+  });
+
   test('stats: the hybrid counters exist, with the right types', async () => {
     const fresh = new Store(`${redis.url}?mode=local_first&local_keys=500`);
     const s0 = fresh.stats();
@@ -243,5 +263,55 @@ describe('hybrid modes on Redis', () => {
     assert.equal(after.localDenials - before.localDenials, denied);
     assert.equal(after.storeCalls, before.storeCalls);
     assert.ok(ticks > 0);
+  });
+});
+
+describe('hybrid modes with a Redis that dies', () => {
+  const redis = new RedisServer();
+  before(() => redis.start());
+  after(() => redis.close());
+
+  test('local_first: local answers stop, onStoreError applies, nothing hangs; then exact, then local again', async () => {
+    const store = await warm(`${redis.url}?mode=local_first&sync=10ms&timeout=200ms&connect_timeout=200ms`);
+    const prefix = unique('dies');
+    const raising = new Limiter({ policy: '1/hour', store, prefix });
+    const open = new Limiter({ policy: '1/hour', store, prefix, onStoreError: 'allow' });
+    const closed = new Limiter({ policy: '1/hour', store, prefix, onStoreError: 'deny' });
+    await raising.hit('k');
+    assert.equal((await raising.hit('k')).allowed, false);
+    const denials = store.stats().localDenials;
+    assert.equal((await raising.hit('k')).allowed, false);
+    assert.equal(store.stats().localDenials, denials + 1);
+
+    await redis.kill();
+    let deadline = performance.now() + 5000;
+    for (;;) {
+      const started = performance.now();
+      const error = await raising.hit('k').then(() => null, (e) => e);
+      assert.ok(performance.now() - started < 2000, 'a call hung on a dead store');
+      if (error) {
+        assert.ok([codes.STORE_UNAVAILABLE, codes.STORE_TIMEOUT, codes.STORE].includes(error.code), error.code);
+        break;
+      }
+      assert.ok(performance.now() < deadline, 'local answers went on with the store dead');
+      await sleep(10);
+    }
+    assert.equal((await open.hit('k')).allowed, true);
+    assert.equal((await closed.hit('k')).allowed, false);
+
+    await redis.start(); // same port, empty
+    deadline = performance.now() + 10000;
+    while (!(await raising.hit('after').then((d) => d.allowed, () => false))) {
+      assert.ok(performance.now() < deadline, 'the store never came back');
+      await sleep(50);
+    }
+    assert.equal((await raising.hit('after')).allowed, false);
+    const before = store.stats().localDenials;
+    deadline = performance.now() + 5000;
+    while (store.stats().localDenials === before) {
+      assert.equal((await raising.hit('after')).allowed, false);
+      assert.ok(performance.now() < deadline, 'local answers never resumed');
+      await sleep(1);
+    }
   });
 });
