@@ -63,6 +63,7 @@ struct ResetLogRead {
   std::vector<std::string> tags;
   int64_t cursor = 0;  // what to pass to the next read
   bool gap = false;    // entries were lost (trimmed, or the log expired): forget everything learnt before
+  std::string epoch;   // names the store's data: when it changes, the store lost its data (forget everything too)
 };
 using ResetLogCallback = std::function<void(const ResetLogRead* read, const Error* error)>;
 
