@@ -94,12 +94,25 @@ export interface StoreStats {
   readonly maxKeys: number;
   /** Live states dropped to stay within maxKeys since the store opened: if it grows, size the bound up. */
   readonly evictions: number;
+  /** Hybrid modes (?mode=local_first / async): denials answered in-process, with no round trip. */
+  readonly localDenials: number;
+  /** ?mode=async: hits admitted in-process from a lease already charged to the store. */
+  readonly localAllows: number;
+  /** Hybrid modes: calls that went to the store. */
+  readonly storeCalls: number;
+  /** Hybrid modes: background exchanges with the store (reset-log reads, lease top-ups). */
+  readonly syncBatches: number;
+  /** Hybrid modes: ms since the reset log was last read (-1: never yet). */
+  readonly syncLagMs: number;
+  /** Hybrid modes: local knowledge dropped because a reset was logged. */
+  readonly invalidations: number;
 }
 
 export declare class Store {
   /**
    * "memory://[?max_keys=N&shards=N]", "redis://[user:password@]host:port[/db][?timeout=250ms&pool=4&prefix=rw]",
-   * "rediss://..." (TLS), "redis+unix:///path", "redis+cluster://host:port,...".
+   * "rediss://..." (TLS), "redis+unix:///path", "redis+cluster://host:port,...". Shared stores take
+   * "?mode=local_first" or "?mode=async&sync=50ms" (docs/hybrid.md).
    */
   constructor(url?: string, options?: StoreOptions);
   /** True for a store that never waits on I/O (the memory store): its calls complete synchronously. */
@@ -108,7 +121,7 @@ export declare class Store {
   readonly shared: boolean;
   /** The URL with any password masked. */
   describe(): string;
-  /** What the store holds: the memory store counts; network stores report zeros. */
+  /** What the store holds (the memory store, the hybrid modes' local knowledge) and the hybrid modes' counters. */
   stats(): StoreStats;
 }
 

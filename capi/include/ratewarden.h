@@ -118,6 +118,17 @@ typedef struct rw_store_stats_t {
 } rw_store_stats_t;
 RW_EXPORT int rw_store_stats(const rw_store_t *store, rw_store_stats_t *stats, char **errmsg);
 
+/* The counters of the hybrid modes (?mode=local_first, ?mode=async: docs/hybrid.md); zeros for other stores. */
+typedef struct rw_sync_stats_t {
+  int64_t local_denials; /* denials answered in-process from the store's last answer (no round trip) */
+  int64_t local_allows;  /* mode=async: hits admitted in-process from a lease already charged to the store */
+  int64_t store_calls;   /* calls that went to the store */
+  int64_t sync_batches;  /* background exchanges with the store (reset-log reads, lease top-ups) */
+  int64_t sync_lag_us;   /* microseconds since the reset log was last read (-1: never yet) */
+  int64_t invalidations; /* local knowledge dropped because a reset was logged */
+} rw_sync_stats_t;
+RW_EXPORT int rw_store_sync_stats(const rw_store_t *store, rw_sync_stats_t *stats, char **errmsg);
+
 /* ---- Limiter options -------------------------------------------------------------------------------------- */
 
 typedef struct rw_options_t rw_options_t;

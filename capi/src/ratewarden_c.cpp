@@ -286,6 +286,16 @@ int rw_store_stats(const rw_store_t* store, rw_store_stats_t* stats, char** errm
   });
 }
 
+int rw_store_sync_stats(const rw_store_t* store, rw_sync_stats_t* stats, char** errmsg) {
+  if (store == nullptr) return null_argument(errmsg, "store");
+  if (stats == nullptr) return null_argument(errmsg, "stats");
+  return guarded(errmsg, [&] {
+    const ratewarden::StoreStats s = store->rep->stats();
+    *stats = rw_sync_stats_t{s.local_denials, s.local_allows, s.store_calls, s.sync_batches, s.sync_lag_us,
+                             s.invalidations};
+  });
+}
+
 rw_options_t* rw_options_create(void) {
   rw_options_t* options = new (std::nothrow) rw_options_t;
   return options != nullptr ? options : &out_of_memory_options;

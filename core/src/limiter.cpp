@@ -139,6 +139,28 @@ Decision Limiter::decide(std::string_view key, int64_t cost, Mode mode) {
   }
 }
 
+namespace {
+
+// The storage keys of decide_now's calls, kept per thread (see Limiter::decide).
+std::vector<std::string>& now_keys() {
+  thread_local std::vector<std::string> keys;
+  return keys;
+}
+
+}  // namespace
+
+bool Limiter::hit_now(std::string_view key, int64_t cost, Decision& out) {
+  validate(key, cost);
+  std::vector<std::string>& keys = now_keys();
+  return store_->decide_now(call_for(key, cost, Mode::hit, store_takes_key_parts_ ? nullptr : &keys), out);
+}
+
+bool Limiter::peek_now(std::string_view key, int64_t cost, Decision& out) {
+  validate(key, cost);
+  std::vector<std::string>& keys = now_keys();
+  return store_->decide_now(call_for(key, cost, Mode::peek, store_takes_key_parts_ ? nullptr : &keys), out);
+}
+
 void Limiter::reset(std::string_view key) {
   validate(key, 1);
   std::vector<std::string> keys;

@@ -69,6 +69,13 @@ void Store::decide_many(const StoreCall* calls, size_t n, Decision* out, std::op
   wait.wait();
 }
 
+bool Store::decide_now(const StoreCall&, Decision&) { return false; }
+
+void Store::read_resets_async(int64_t, ResetLogCallback done) {
+  const InvalidArgument e(describe() + " keeps no log of resets");
+  done(nullptr, &e);
+}
+
 void Store::check() {
   check_may_wait("check");
   SyncWait<bool> wait;

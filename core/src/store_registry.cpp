@@ -1,6 +1,10 @@
 // Opening stores by URL: each scheme is one entry of the table below; open_store knows no store by name.
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
+#include "hybrid/hybrid_store.hpp"
 #include "memory_url.hpp"
 #include "postgres/pg_url.hpp"
 #include "ratewarden/errors.hpp"
@@ -33,6 +37,49 @@ std::string known_schemes() {
   return out;
 }
 
+// ?mode=exact|local_first|async, ?sync=, ?local_keys=, ?lease= (docs/hybrid.md); none when the mode is exact.
+std::optional<HybridOptions> take_hybrid_options(Url& url, std::string_view text) {
+  auto mode = url.query.find("mode");
+  if (mode == url.query.end()) {
+    for (const char* name : {"sync", "local_keys", "lease"})
+      if (url.query.count(name) != 0)
+        throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": " + name +
+                              "= applies to ?mode=local_first or ?mode=async");
+    return std::nullopt;
+  }
+  const std::string name = mode->second;
+  url.query.erase(mode);
+  HybridOptions o;
+  if (name == "exact") return take_hybrid_options(url, text);
+  if (name == "local_first") {
+    o.mode = HybridMode::local_first;
+    o.sync_us = 10000;
+  } else if (name == "async") {
+    o.mode = HybridMode::async;
+    o.sync_us = 50000;
+  } else {
+    throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": mode must be exact, local_first or async, got \"" +
+                          name.substr(0, 50) + "\"");
+  }
+  o.sync_us = take_duration_us(url, "sync", o.sync_us);
+  o.max_keys = take_int(url, "local_keys", o.max_keys, 1, int64_t{1} << 32);
+  auto lease = url.query.find("lease");
+  if (lease != url.query.end()) {
+    if (o.mode != HybridMode::async)
+      throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": lease= applies to ?mode=async");
+    std::string v = lease->second;
+    if (!v.empty() && v.back() == '%') v.pop_back();
+    char* end = nullptr;
+    const double percent = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(percent > 0 && percent <= 100))
+      throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": lease must be a percentage in (0, 100], got \"" +
+                            lease->second.substr(0, 50) + "\"");
+    o.lease_per_mille = std::max<int64_t>(1, static_cast<int64_t>(percent * 10 + 0.5));
+    url.query.erase(lease);
+  }
+  return o;
+}
+
 }  // namespace
 
 std::shared_ptr<Store> open_store(std::string_view text) { return open_store(text, Clock()); }
@@ -42,10 +89,13 @@ std::shared_ptr<Store> open_store(std::string_view text, Clock clock) {
   auto prefix = url.query.find("prefix");
   std::string key_prefix = prefix == url.query.end() ? "rw" : prefix->second;
   if (prefix != url.query.end()) url.query.erase(prefix);
+  std::optional<HybridOptions> hybrid = take_hybrid_options(url, text);
   for (const Scheme& scheme : kSchemes) {
     if (url.scheme != scheme.name) continue;
+    if (hybrid) hybrid->clock = clock;
     std::shared_ptr<Store> store = scheme.open(url, text, std::move(clock));
     store->set_key_prefix(key_prefix);
+    if (hybrid) store = make_hybrid_store(std::move(store), std::move(*hybrid));
     return store;
   }
   throw InvalidArgument("unsupported store URL \"" + masked_url(text) + "\": expected " + known_schemes());

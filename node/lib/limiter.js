@@ -128,10 +128,18 @@ class Limiter {
     const id = calls.add(settle);
     try {
       const n = this.#native;
-      if (op === HIT) n.hit(key, costOf(options, method), id);
-      else if (op === PEEK) n.peek(key, costOf(options, method), id);
-      else if (op === HIT_MANY) n.hitMany(key, costOf(options, method), id);
-      else n.reset(key, id);
+      // hit and peek answer `true` when the store decided at once (a hybrid mode's local knowledge), into #out.
+      if (op === HIT || op === PEEK) {
+        const cost = costOf(options, method);
+        if ((op === HIT ? n.hit(key, cost, id) : n.peek(key, cost, id)) === true) {
+          calls.remove(id);
+          return decisionAt(this.#out, 0);
+        }
+      } else if (op === HIT_MANY) {
+        n.hitMany(key, costOf(options, method), id);
+      } else {
+        n.reset(key, id);
+      }
     } catch (error) {
       calls.remove(id);
       throw fromCaller(error, method);

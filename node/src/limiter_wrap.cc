@@ -97,6 +97,7 @@ LimiterWrap::LimiterWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Limi
   });
   completions_ = &addon_data(env).completions;
   keys_ = &addon_data(env).keys;
+  answers_now_ = store.store()->traits().answers_now;
   Napi::Float64Array out = info[3].As<Napi::Float64Array>();
   out_ref_ = Napi::Persistent(out);
   out_ = out.Data();
@@ -142,6 +143,15 @@ napi_value LimiterWrap::decide_async(napi_env env, napi_callback_info info) {
     const std::string_view key = self->keys_->read(env, argv[0]);
     const int64_t cost = integer_value(env, argv[1]);
     const uint32_t id = call_id(env, argv[2]);
+    // A hybrid mode's local answer: written to the decision buffer, and `true` tells the caller (no call started).
+    Decision now;
+    if (self->answers_now_ && (mode == ratewarden::Mode::hit ? self->limiter_->hit_now(key, cost, now)
+                                                             : self->limiter_->peek_now(key, cost, now))) {
+      write_decision(now, self->out_);
+      napi_value answered = nullptr;
+      napi_get_boolean(env, true, &answered);
+      return answered;
+    }
     // The core validates the key and the cost, throwing before anything starts.
     if (mode == ratewarden::Mode::hit)
       self->limiter_->hit_async(key, cost, self->completions_->on_decision(id), Completion::any_thread);

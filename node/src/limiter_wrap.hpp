@@ -46,6 +46,7 @@ class LimiterWrap : public Napi::ObjectWrap<LimiterWrap> {
   Napi::Reference<Napi::Float64Array> out_ref_;
   double* out_ = nullptr;
   KeyBuffer* keys_ = nullptr;           // the environment's too
+  bool answers_now_ = false;            // the store may answer hit/peek in-process (hybrid modes)
 };
 
 }  // namespace rwnode

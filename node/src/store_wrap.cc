@@ -71,6 +71,12 @@ Napi::Value StoreWrap::stats(const Napi::CallbackInfo& info) {
   out.Set("keys", static_cast<double>(s.keys));
   out.Set("maxKeys", static_cast<double>(s.max_keys));
   out.Set("evictions", static_cast<double>(s.evictions));
+  out.Set("localDenials", static_cast<double>(s.local_denials));
+  out.Set("localAllows", static_cast<double>(s.local_allows));
+  out.Set("storeCalls", static_cast<double>(s.store_calls));
+  out.Set("syncBatches", static_cast<double>(s.sync_batches));
+  out.Set("syncLagMs", s.sync_lag_us < 0 ? -1.0 : static_cast<double>(s.sync_lag_us) / 1000.0);
+  out.Set("invalidations", static_cast<double>(s.invalidations));
   return out;
 }
 

@@ -69,18 +69,26 @@ class Completions {
 
   int fileno() const { return queue_->fd; }
 
-  void hit(Limiter& limiter, py::handle key, py::handle cost, py::object future) {
+  // The decision when the store answers at once (a hybrid mode's local knowledge: the future is left unused), else
+  // None and the future gets the answer.
+  py::object hit(Limiter& limiter, py::handle key, py::handle cost, py::object future) {
     const std::string_view k = key_view(key);
     const int64_t c = to_int64(cost, "cost");
+    Decision now;
+    if (limiter.store()->traits().answers_now && limiter.hit_now(k, c, now)) return py::cast(now);
     limiter.hit_async(k, c, decision_callback(future), Completion::any_thread);
     future.release();
+    return py::none();
   }
 
-  void peek(Limiter& limiter, py::handle key, py::handle cost, py::object future) {
+  py::object peek(Limiter& limiter, py::handle key, py::handle cost, py::object future) {
     const std::string_view k = key_view(key);
     const int64_t c = to_int64(cost, "cost");
+    Decision now;
+    if (limiter.store()->traits().answers_now && limiter.peek_now(k, c, now)) return py::cast(now);
     limiter.peek_async(k, c, decision_callback(future), Completion::any_thread);
     future.release();
+    return py::none();
   }
 
   void reset(Limiter& limiter, py::handle key, py::object future) {

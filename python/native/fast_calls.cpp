@@ -56,9 +56,11 @@ bool key_and_cost(const char* method, PyObject* const* args, Py_ssize_t nargs, P
 
 PyObject* allowed(const Decision& d) { return PyBool_FromLong(d.allowed); }
 
-// `Call` on the core with the key and cost of the arguments, the GIL released for a store that waits on I/O;
-// `Answer` makes the Python result.
-template <Decision (Limiter::*Call)(std::string_view, int64_t), PyObject* (*Answer)(const Decision&)>
+// `Call` on the core with the key and cost of the arguments, the GIL released for a store that waits on I/O —
+// unless `Now` answers it at once (a hybrid mode's local knowledge: no GIL hand-off for a local denial); `Answer`
+// makes the Python result.
+template <Decision (Limiter::*Call)(std::string_view, int64_t),
+          bool (Limiter::*Now)(std::string_view, int64_t, Decision&), PyObject* (*Answer)(const Decision&)>
 PyObject* key_cost_call(const char* method, PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                         PyObject* kwnames) {
   PyObject* key;
@@ -68,6 +70,8 @@ PyObject* key_cost_call(const char* method, PyObject* self, PyObject* const* arg
     Limiter& limiter = limiter_of(self);
     const std::string_view k = key_view(key);
     const int64_t c = cost == nullptr ? 1 : to_int64(cost, "cost");
+    Decision now;
+    if (limiter.store()->traits().answers_now && (limiter.*Now)(k, c, now)) return Answer(now);
     return Answer(store_call(limiter, [&] { return (limiter.*Call)(k, c); }));
   } catch (...) {
     set_python_error();
@@ -76,15 +80,15 @@ PyObject* key_cost_call(const char* method, PyObject* self, PyObject* const* arg
 }
 
 PyObject* hit(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return key_cost_call<&Limiter::hit, new_decision>("hit", self, args, nargs, kwnames);
+  return key_cost_call<&Limiter::hit, &Limiter::hit_now, new_decision>("hit", self, args, nargs, kwnames);
 }
 
 PyObject* allow(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return key_cost_call<&Limiter::hit, allowed>("allow", self, args, nargs, kwnames);
+  return key_cost_call<&Limiter::hit, &Limiter::hit_now, allowed>("allow", self, args, nargs, kwnames);
 }
 
 PyObject* peek(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return key_cost_call<&Limiter::peek, new_decision>("peek", self, args, nargs, kwnames);
+  return key_cost_call<&Limiter::peek, &Limiter::peek_now, new_decision>("peek", self, args, nargs, kwnames);
 }
 
 template <PyObject* (*F)(PyObject*, PyObject* const*, Py_ssize_t, PyObject*)>

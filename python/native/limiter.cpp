@@ -68,15 +68,33 @@ void bind_store(py::module_& m) {
       .def_readonly("max_keys", &StoreStats::max_keys, "The bound on states held; 0 for a store without one.")
       .def_readonly("evictions", &StoreStats::evictions,
                     "Live states dropped to stay within max_keys since the store opened: above 0, raise the bound.")
+      .def_readonly("local_denials", &StoreStats::local_denials,
+                    "Hybrid modes: denials answered in-process from the store's last answer (no round trip).")
+      .def_readonly("local_allows", &StoreStats::local_allows,
+                    "mode=async: hits admitted in-process from a lease already charged to the store.")
+      .def_readonly("store_calls", &StoreStats::store_calls, "Hybrid modes: calls that went to the store.")
+      .def_readonly("sync_batches", &StoreStats::sync_batches,
+                    "Hybrid modes: background exchanges with the store (reset-log reads, lease top-ups).")
+      .def_property_readonly(
+          "sync_lag", [](const StoreStats& s) { return s.sync_lag_us < 0 ? -1.0 : seconds(s.sync_lag_us); },
+          "Hybrid modes: seconds since the reset log was last read (-1.0: never yet).")
+      .def_readonly("invalidations", &StoreStats::invalidations,
+                    "Hybrid modes: local knowledge dropped because a reset was logged.")
       .def("__eq__",
            [](const StoreStats& a, py::handle b) {
              if (!py::isinstance<StoreStats>(b)) return false;
              const auto& o = b.cast<const StoreStats&>();
-             return a.keys == o.keys && a.max_keys == o.max_keys && a.evictions == o.evictions;
+             return a.keys == o.keys && a.max_keys == o.max_keys && a.evictions == o.evictions &&
+                    a.local_denials == o.local_denials && a.local_allows == o.local_allows &&
+                    a.store_calls == o.store_calls && a.sync_batches == o.sync_batches &&
+                    a.sync_lag_us == o.sync_lag_us && a.invalidations == o.invalidations;
            })
       .def("__hash__", [](const StoreStats& s) { return py::hash(py::make_tuple(s.keys, s.max_keys, s.evictions)); })
       .def("__repr__", [](const StoreStats& s) {
-        return py::str("StoreStats(keys={}, max_keys={}, evictions={})").format(s.keys, s.max_keys, s.evictions);
+        return py::str("StoreStats(keys={}, max_keys={}, evictions={}, local_denials={}, local_allows={}, "
+                       "store_calls={}, sync_batches={}, invalidations={})")
+            .format(s.keys, s.max_keys, s.evictions, s.local_denials, s.local_allows, s.store_calls, s.sync_batches,
+                    s.invalidations);
       });
 
   py::class_<Store, std::shared_ptr<Store>>(m, "Store", "Where the state of every key lives.")

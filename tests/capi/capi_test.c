@@ -510,6 +510,31 @@ static void test_store_stats(const char *redis_url) {
   store = open_store(redis_url);
   CHECK(rw_store_stats(store, &s, NULL) == RW_OK);
   CHECK(s.keys == 0 && s.max_keys == 0 && s.evictions == 0);
+  rw_sync_stats_t sync;
+  CHECK(rw_store_sync_stats(store, &sync, NULL) == RW_OK);
+  CHECK(sync.local_denials == 0 && sync.store_calls == 0 && sync.sync_lag_us == 0);
+  rw_store_close(store);
+
+  /* local_first: once the store has denied a key, its denials are answered in-process. */
+  char url[512];
+  snprintf(url, sizeof url, "%s?mode=local_first", redis_url);
+  store = open_store(url);
+  limiter = make_limiter(store, "1/hour", "fixed_window");
+  char flood[64];
+  snprintf(flood, sizeof flood, "c-flood-%ld", (long)getpid());
+  CHECK(hit(limiter, flood, 1).allowed);
+  for (int i = 0; i < 2000; ++i) {
+    CHECK(!hit(limiter, flood, 1).allowed);
+    CHECK(rw_store_sync_stats(store, &sync, NULL) == RW_OK);
+    if (sync.local_denials > 0) break;
+    nanosleep(&(struct timespec){0, 1000000}, NULL); /* until the reset log has been read once */
+  }
+  CHECK(rw_store_sync_stats(store, &sync, NULL) == RW_OK);
+  CHECK(sync.local_denials > 0 && sync.store_calls >= 2 && sync.sync_lag_us >= 0);
+  err = NULL;
+  st = rw_store_sync_stats(store, NULL, &err);
+  expect_error(st, err, RW_ERR_INVALID_ARGUMENT, "stats is NULL");
+  rw_limiter_destroy(limiter);
   rw_store_close(store);
 }
 

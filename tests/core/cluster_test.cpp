@@ -28,7 +28,7 @@ RedisCluster& cluster() {
 
 std::shared_ptr<Store> cluster_store(const std::string& query = "") { return open_store(cluster().url() + query); }
 
-std::string slot_of(const std::string& key) { return cluster().node(0).command({"CLUSTER", "KEYSLOT", key}); }
+std::string slot_of(const std::string& key) { return cluster().slot_of(key); }
 
 class ClusterConformance : public ::testing::TestWithParam<size_t> {};
 
@@ -196,26 +196,6 @@ INSTANTIATE_TEST_SUITE_P(Exact, ClusterAcrossProcesses,
                                            Algorithm::gcra),
                          [](const auto& info) { return std::string(algorithm_name(info.param)); });
 
-// Moves the slot of `key` from its master to another one, key by key with MIGRATE, as redis-cli --cluster reshard
-// does.
-void migrate_slot_of(const std::string& key, size_t to) {
-  const size_t from = cluster().master_of(key);
-  const std::string slot = slot_of(key), from_id = cluster().node_id(from), to_id = cluster().node_id(to);
-  cluster().node(to).command({"CLUSTER", "SETSLOT", slot, "IMPORTING", from_id});
-  cluster().node(from).command({"CLUSTER", "SETSLOT", slot, "MIGRATING", to_id});
-  while (true) {
-    std::string keys = cluster().node(from).command({"CLUSTER", "GETKEYSINSLOT", slot, "100"});
-    if (keys.empty()) break;
-    std::vector<std::string> cmd = {"MIGRATE", "127.0.0.1", std::to_string(cluster().node(to).port()), "", "0",
-                                    "5000", "KEYS"};
-    std::istringstream lines(keys);
-    for (std::string k; std::getline(lines, k);) cmd.push_back(k);
-    cluster().node(from).command(cmd);
-    std::this_thread::sleep_for(Ms(5));  // let traffic meet the half-migrated slot
-  }
-  for (size_t i = 0; i < cluster().size(); ++i) cluster().node(i).command({"CLUSTER", "SETSLOT", slot, "NODE", to_id});
-}
-
 TEST(ClusterMigration, MovingAHotSlotUnderTrafficLosesNothing) {
   // Two policies: two keys in the slot, so the migration also meets multi-key scripts (ASK, TRYAGAIN).
   // No cached scripts: an ASK must then carry the script body (a NOSCRIPT retry would lose its ASKING).
@@ -241,7 +221,7 @@ TEST(ClusterMigration, MovingAHotSlotUnderTrafficLosesNothing) {
       }
     });
   std::this_thread::sleep_for(Ms(30));
-  migrate_slot_of(stored, to);
+  cluster().migrate_slot_of(stored, to);
   stop = true;
   for (auto& th : threads) th.join();
   EXPECT_EQ(errors.load(), 0);

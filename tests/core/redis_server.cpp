@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <hiredis/hiredis.h>
 #include <libpq-fe.h>
@@ -253,6 +256,25 @@ size_t RedisCluster::master_of(const std::string& key) const {
     }
   }
   throw std::runtime_error("no running master serves " + key);
+}
+
+std::string RedisCluster::slot_of(const std::string& key) const { return nodes_[0].command({"CLUSTER", "KEYSLOT", key}); }
+
+void RedisCluster::migrate_slot_of(const std::string& key, size_t to) {
+  const size_t from = master_of(key);
+  const std::string slot = slot_of(key), from_id = node_id(from), to_id = node_id(to);
+  nodes_[to].command({"CLUSTER", "SETSLOT", slot, "IMPORTING", from_id});
+  nodes_[from].command({"CLUSTER", "SETSLOT", slot, "MIGRATING", to_id});
+  while (true) {
+    std::string keys = nodes_[from].command({"CLUSTER", "GETKEYSINSLOT", slot, "100"});
+    if (keys.empty()) break;
+    std::vector<std::string> cmd = {"MIGRATE", "127.0.0.1", std::to_string(nodes_[to].port()), "", "0", "5000", "KEYS"};
+    std::istringstream lines(keys);
+    for (std::string k; std::getline(lines, k);) cmd.push_back(k);
+    nodes_[from].command(cmd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (auto& node : nodes_) node.command({"CLUSTER", "SETSLOT", slot, "NODE", to_id});
 }
 
 }  // namespace ratewarden::testing

@@ -95,6 +95,10 @@ class RedisCluster {
   const TlsFiles& tls() const { return nodes_[0].tls(); }
   // The index of the master serving `key`'s slot, and each master's node id.
   size_t master_of(const std::string& key) const;
+  std::string slot_of(const std::string& key) const;  // CLUSTER KEYSLOT
+  // Moves the slot of `key` from its master to master `to`, key by key with MIGRATE (with pauses, so that traffic
+  // meets the half-migrated slot), as redis-cli --cluster reshard does.
+  void migrate_slot_of(const std::string& key, size_t to);
   std::string node_id(size_t i) const;
 
  private:

@@ -53,6 +53,10 @@ class Limiter {
   Decision hit(std::string_view key, int64_t cost = 1);
   // What hit would decide, consuming nothing.
   Decision peek(std::string_view key, int64_t cost = 1);
+  // hit / peek answered at once in-process when the store can (Store::decide_now): true and `out` set; false when
+  // the call needs the store (nothing was done). Throws InvalidArgument for a bad key or cost.
+  bool hit_now(std::string_view key, int64_t cost, Decision& out);
+  bool peek_now(std::string_view key, int64_t cost, Decision& out);
   // Forgets the key (every policy).
   void reset(std::string_view key);
   // One hit per key, in one round trip where the store can. Keys the store failed on get on_store_error's answer;

@@ -54,7 +54,18 @@ struct StoreTraits {
   bool shared = false;        // other processes see the same state
   bool exact = true;          // admits exactly what the algorithm admits (no local approximation)
   bool key_parts = false;     // decide() takes StoreCall's key parts with keys null (decide_many and reset: keys)
+  bool logs_resets = false;   // every reset is logged for other processes: read_resets_async (the hybrid modes)
+  bool answers_now = false;   // a network store whose decide_now can answer some calls in-process (hybrid modes)
 };
+
+// What a read of the reset log returns: the user keys (StoreCall::tag) reset since the cursor, oldest first.
+struct ResetLogRead {
+  std::vector<std::string> tags;
+  int64_t cursor = 0;  // what to pass to the next read
+  bool gap = false;    // entries were lost (trimmed, or the log expired): forget everything learnt before
+  std::string epoch;   // names the store's data: when it changes, the store lost its data (forget everything too)
+};
+using ResetLogCallback = std::function<void(const ResetLogRead* read, const Error* error)>;
 
 // Exactly one of `decision` / `error` is set; both are valid only during the call.
 using DecisionCallback = std::function<void(const Decision* decision, const Error* error)>;
@@ -69,6 +80,13 @@ struct StoreStats {
   int64_t keys = 0;       // states held now (one per key and policy; expired ones until they are dropped)
   int64_t max_keys = 0;   // the bound on states held; 0 when the store has none
   int64_t evictions = 0;  // live states dropped to stay within max_keys since the store opened (size it up if > 0)
+  // The hybrid modes (?mode=local_first / async, docs/hybrid.md); zeros for every other store.
+  int64_t local_denials = 0;   // denials answered from what the store last said, with no round trip
+  int64_t local_allows = 0;    // async: hits admitted from a lease already charged to the store
+  int64_t store_calls = 0;     // calls that went to the store on the caller's behalf
+  int64_t sync_batches = 0;    // background exchanges with the store (reset-log reads, lease top-ups)
+  int64_t sync_lag_us = 0;     // age of the last successful read of the reset log (-1: never read)
+  int64_t invalidations = 0;   // local knowledge dropped because a reset was logged
 };
 
 class Store {
@@ -81,12 +99,21 @@ class Store {
   // Forgets the given storage keys.
   virtual void reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) = 0;
 
+  // Answers the call at once, in-process, if the store can without waiting on anything (a hybrid mode's local
+  // knowledge, an in-process store): true and `out` set; else false, nothing done — make the call. Cheap: bindings
+  // try it before releasing the GIL or leaving the event loop.
+  virtual bool decide_now(const StoreCall& call, Decision& out);
+
   // The synchronous forms wait for the asynchronous ones (stores that never block override them). They throw
   // StoreError when the store fails.
   virtual Decision decide(const StoreCall& call);
   // Writes each call's decision to out[i], or its failure to errors[i] (left empty on success).
   virtual void decide_many(const StoreCall* calls, size_t n, Decision* out, std::optional<StoreError>* errors);
   virtual void reset(const std::string* keys, size_t count, std::string_view tag);
+
+  // Stores whose traits say logs_resets: the resets logged after `cursor` (a negative cursor: none, only the
+  // cursor of the log's end). Others answer InvalidArgument.
+  virtual void read_resets_async(int64_t cursor, ResetLogCallback done);
 
   // Health: one round trip to the store (for a cluster, to the master of slot 0); done(nullptr) when it answered.
   virtual void check_async(DoneCallback done) = 0;
@@ -116,6 +143,10 @@ class InProcessStore : public Store {
   void decide_async(const StoreCall& call, DecisionCallback done) override;
   void reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) override;
   Decision decide(const StoreCall& call) override = 0;
+  bool decide_now(const StoreCall& call, Decision& out) override {
+    out = decide(call);
+    return true;
+  }
   void reset(const std::string* keys, size_t count, std::string_view tag) override = 0;
   void check_async(DoneCallback done) override { done(nullptr); }
   void close() override {}
@@ -133,8 +164,9 @@ void validate_key_prefix(const std::string& prefix);
 //   redis+cluster+unix:///path/a.sock,/path/b.sock,...   (the Unix socket of every master)
 //   postgres://[user[:password]@]host[:port][/dbname][?schema=ratewarden&table=limits&timeout=250ms&connect_timeout=1s
 //       &pool=4&create=1&unlogged=1&sweep=1s&sweep_blocks=64&host=/unix/socket/dir]      (also postgresql://)
-// Network stores also take ?circuit_failures=N&circuit_backoff=D (docs/deployment.md). Every scheme takes
-// ?prefix=P, the store's key_prefix.
+// Network stores also take ?circuit_failures=N&circuit_backoff=D (docs/deployment.md). Shared stores take
+// ?mode=exact (the default), ?mode=local_first[&sync=10ms] or ?mode=async[&sync=50ms&lease=1] and &local_keys=N
+// (docs/hybrid.md). Every scheme takes ?prefix=P, the store's key_prefix.
 std::shared_ptr<Store> open_store(std::string_view url);
 // For tests: the same, with time from `clock` (µs) — the memory store's clock, or the "now" the Redis scripts and
 // the PostgreSQL functions get instead of reading the server's clock. An empty clock means the usual one.

@@ -126,6 +126,12 @@ Exchange* Exchange::for_done(DoneCallback done, int reply_type) {
   return e;
 }
 
+Exchange* Exchange::for_reply(ReplyCallback done) {
+  auto* e = new Exchange(1);
+  e->reply_ = std::move(done);
+  return e;
+}
+
 std::vector<RedisRequest*> Exchange::prepare(int64_t timeout_us, std::string name) {
   name_ = std::move(name);
   const int64_t deadline = monotonic_now_us() + timeout_us;
@@ -144,7 +150,18 @@ void Exchange::on_done(RedisRequest&) {
 }
 
 void Exchange::finish() {
-  if (done_) {
+  if (reply_) {
+    const RedisRequest& r = requests_[0];
+    if (r.failed() || r.reply == nullptr || r.reply->type == REDIS_REPLY_ERROR) {
+      try {
+        throw_reply_error(r, name_);
+      } catch (const Error& e) {
+        guarded([&] { reply_(nullptr, &e); });
+      }
+    } else {
+      guarded([&] { reply_(r.reply.get(), nullptr); });
+    }
+  } else if (done_) {
     try {
       expect_reply(requests_[0], reply_type_, name_);
     } catch (const Error& e) {

@@ -66,6 +66,10 @@ class Exchange final : public RequestOwner {
   static Exchange* for_decisions(size_t n, DecisionsCallback done);
   // A command whose answer is only "done": a reply of `reply_type` (REDIS_REPLY_INTEGER for DEL, _STATUS for PING).
   static Exchange* for_done(DoneCallback done, int reply_type);
+  // A command whose reply the caller reads: done(reply, nullptr) — the reply valid during the call, never an error
+  // reply — or done(nullptr, error).
+  using ReplyCallback = std::function<void(const redisReply* reply, const Error* error)>;
+  static Exchange* for_reply(ReplyCallback done);
 
   RedisRequest& request(size_t i) { return requests_[i]; }
   size_t size() const { return requests_.size(); }
@@ -84,6 +88,7 @@ class Exchange final : public RequestOwner {
   DecisionCallback one_;
   DecisionsCallback many_;
   DoneCallback done_;
+  ReplyCallback reply_;
   int reply_type_ = 0;
 };
 

@@ -6,14 +6,14 @@
 #include "scripts.hpp"
 
 namespace ratewarden {
-namespace {
-
-[[noreturn]] void throw_reply_error(const RedisRequest& req, const std::string& name) {
+void throw_reply_error(const RedisRequest& req, const std::string& name) {
   if (!req.error_message.empty()) throw StoreError(req.error, req.error_message);
   const redisReply* r = req.reply.get();
   if (r != nullptr && r->type == REDIS_REPLY_ERROR) throw StoreError(ErrorCode::store_error, name + ": " + r->str);
   throw StoreError(ErrorCode::store_error, name + ": unexpected reply");
 }
+
+namespace {
 
 // The one-integer reply of a one-policy fast path (<algorithm>_fast.lua): x for an allowed call, -1 - x for a denial.
 Decision from_integer(const RedisRequest& req, int64_t v) {

@@ -20,6 +20,8 @@ void build_delete(RedisRequest& req, const std::string* keys, size_t count);
 
 // The decision in a script's reply; throws StoreError for an error or anything else. `name` labels messages.
 Decision to_decision(const RedisRequest& req, const std::string& name);
+// Throws the request's failure, or its error reply, or "unexpected reply", as a StoreError.
+[[noreturn]] void throw_reply_error(const RedisRequest& req, const std::string& name);
 // Throws StoreError unless the reply is of `type`.
 void expect_reply(const RedisRequest& req, int type, const std::string& name);
 

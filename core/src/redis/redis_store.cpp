@@ -56,8 +56,12 @@ void RedisStore::decide_many_async(const StoreCall* calls, size_t n, DecisionsCa
   calls_->decide_many(calls, n, std::move(done));
 }
 
-void RedisStore::reset_async(const std::string* keys, size_t count, std::string_view, DoneCallback done) {
-  calls_->reset(keys, count, std::move(done));
+void RedisStore::reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) {
+  calls_->reset(keys, count, tag, key_prefix(), std::move(done));
+}
+
+void RedisStore::read_resets_async(int64_t cursor, ResetLogCallback done) {
+  calls_->read_resets(key_prefix(), cursor, std::move(done));
 }
 
 void RedisStore::check_async(DoneCallback done) { calls_->check(std::move(done)); }

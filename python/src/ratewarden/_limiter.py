@@ -70,8 +70,8 @@ class Limiter(_native.Limiter):
             return self.hit(key, cost)
         loop = asyncio.get_running_loop()
         future: "asyncio.Future[Decision]" = loop.create_future()
-        _completions(loop).hit(self, key, cost, future)
-        return await future
+        now = _completions(loop).hit(self, key, cost, future)  # a hybrid mode's local answer, or None
+        return now if now is not None else await future
 
     async def apeek(self, key: Key, cost: int = 1) -> Decision:
         """``peek`` for asyncio."""
@@ -79,8 +79,8 @@ class Limiter(_native.Limiter):
             return self.peek(key, cost)
         loop = asyncio.get_running_loop()
         future: "asyncio.Future[Decision]" = loop.create_future()
-        _completions(loop).peek(self, key, cost, future)
-        return await future
+        now = _completions(loop).peek(self, key, cost, future)
+        return now if now is not None else await future
 
     async def areset(self, key: Key) -> None:
         """``reset`` for asyncio."""

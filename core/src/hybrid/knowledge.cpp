@@ -1,0 +1,111 @@
+#include "knowledge.hpp"
+
+#include <algorithm>
+
+namespace ratewarden::hybrid {
+
+// At most max_entries in all: no more shards than entries, and each shard's share rounded down.
+Knowledge::Knowledge(int64_t max_entries, int shards)
+    : max_entries_(max_entries),
+      per_shard_(max_entries / std::min<int64_t>(shards, max_entries)),
+      hash_key_(memory::random_sip_key()) {
+  for (int64_t i = 0; i < std::min<int64_t>(shards, max_entries); ++i) shards_.push_back(std::make_unique<Shard>());
+}
+
+namespace {
+
+bool same_keys(const Entry& e, const CallRef& call) {
+  if (e.keys.size() != call.count || e.tag != call.tag) return false;
+  for (size_t i = 0; i < call.count; ++i)
+    if (e.keys[i] != call.keys[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+// Drops the entries `gone` says, from the table entry `it`; returns the next one.
+template <typename Gone>
+Knowledge::Table::iterator drop_if(Knowledge::Shard& shard, Knowledge::Table::iterator it, Gone gone) {
+  auto& entries = it->second;
+  const size_t before = entries.size();
+  entries.erase(std::remove_if(entries.begin(), entries.end(), gone), entries.end());
+  shard.entries -= static_cast<int64_t>(before - entries.size());
+  return entries.empty() ? shard.by_hash.erase(it) : std::next(it);
+}
+
+Entry* Knowledge::find(Shard& shard, uint64_t hash, const CallRef& call) {
+  auto it = shard.by_hash.find(hash);
+  if (it == shard.by_hash.end()) return nullptr;
+  for (Entry& e : it->second)
+    if (same_keys(e, call)) return &e;
+  return nullptr;
+}
+
+Entry& Knowledge::find_or_add(Shard& shard, uint64_t hash, const CallRef& call, int64_t now) {
+  if (Entry* e = find(shard, hash, call)) return *e;
+  if (shard.entries >= per_shard_) {
+    const auto useless = [now](const Entry& x) { return x.expires <= now && !x.topping_up; };
+    for (auto it = shard.by_hash.begin(); it != shard.by_hash.end() && shard.entries >= per_shard_;)
+      it = drop_if(shard, it, useless);
+    if (shard.entries >= per_shard_) {
+      // Every entry is of use: one table entry goes (the table's first; a cache forgets, it never lies).
+      auto it = shard.by_hash.begin();
+      evictions_ += static_cast<int64_t>(it->second.size());
+      drop_if(shard, it, [](const Entry&) { return true; });
+    }
+  }
+  auto& entries = shard.by_hash[hash];
+  entries.emplace_back();
+  Entry& e = entries.back();
+  e.tag.assign(call.tag.data(), call.tag.size());
+  e.keys.assign(call.keys, call.keys + call.count);
+  ++shard.entries;
+  return e;
+}
+
+int64_t Knowledge::forget(std::string_view tag) {
+  const uint64_t h = hash(tag);
+  Shard& shard = shard_of(h);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  auto it = shard.by_hash.find(h);
+  if (it == shard.by_hash.end()) return 0;
+  const int64_t before = shard.entries;
+  drop_if(shard, it, [tag](const Entry& x) { return x.tag == tag; });
+  return before - shard.entries;
+}
+
+void Knowledge::forget_all() {
+  for (auto& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard->mu);
+    shard->by_hash.clear();
+    shard->entries = 0;
+  }
+}
+
+void Knowledge::sweep_next(int64_t now) {
+  Shard& shard = *shards_[next_sweep_++ % shards_.size()];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  for (auto it = shard.by_hash.begin(); it != shard.by_hash.end();)
+    it = drop_if(shard, it, [now](const Entry& x) { return x.expires <= now && !x.topping_up; });
+}
+
+std::pair<int64_t, int64_t> Knowledge::local_answers() {
+  std::pair<int64_t, int64_t> out{0, 0};
+  for (auto& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard->mu);
+    out.first += shard->local_denials;
+    out.second += shard->local_allows;
+  }
+  return out;
+}
+
+int64_t Knowledge::size() {
+  int64_t n = 0;
+  for (auto& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard->mu);
+    n += shard->entries;
+  }
+  return n;
+}
+
+}  // namespace ratewarden::hybrid
