@@ -102,6 +102,50 @@ TEST(HybridUrl, ModesAndTheirOptions) {
   }
 }
 
+// PostgreSQL logs its resets too: both modes work on it, a reset from an exact-mode store reaches local_first, and
+// local_first admits exactly the limit across processes.
+TEST(Hybrid, OnPostgreSQL) {
+  PostgresServer pg;
+  for (const char* mode : {"local_first", "async"}) {
+    SCOPED_TRACE(mode);
+    auto store = hybrid(pg.url(std::string("?timeout=5s&mode=") + mode));
+    Limiter local("3/hour", store);
+    Limiter other("3/hour", open_store(pg.url("?timeout=5s")));
+    const std::string key = unique_key("pg");
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(local.hit(key).allowed);
+    ASSERT_FALSE(local.hit(key).allowed);
+    const int64_t before = store->stats().local_denials;
+    for (int i = 0; i < 100; ++i) ASSERT_FALSE(local.hit(key).allowed);
+    EXPECT_EQ(store->stats().local_denials, before + 100);
+    other.reset(key);
+    const auto t0 = Clock_::now();
+    while (!local.peek(key).allowed) {
+      ASSERT_LT(Clock_::now() - t0, std::chrono::seconds(2)) << "the reset was never seen";
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_GT(store->stats().invalidations, 0);
+  }
+  // Keys of any bytes go through the log.
+  auto store = hybrid(pg.url("?timeout=5s&mode=local_first"));
+  Limiter local("1/hour", store);
+  const std::string binary("k\0\xff,\x01", 5);
+  local.hit(binary);
+  ASSERT_FALSE(local.hit(binary).allowed);
+  Limiter("1/hour", open_store(pg.url("?timeout=5s"))).reset(binary);
+  const auto t0 = Clock_::now();
+  while (!local.peek(binary).allowed) {
+    ASSERT_LT(Clock_::now() - t0, std::chrono::seconds(2)) << "the binary key's reset was never seen";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+TEST(Hybrid, OnPostgreSQLExactAcrossProcesses) {
+  PostgresServer pg;
+  EXPECT_EQ(allowed_across_processes(pg.url("?timeout=10s&pool=2&mode=local_first"), "40/minute", Algorithm::gcra, 4,
+                                     2, 60),
+            40);
+}
+
 // One process flooding a denied key: after the store's first denial, no round trip until the key may free up.
 TEST(LocalFirst, DenialsTheStoreProvedAreAnsweredLocally) {
   for (Algorithm a : {Algorithm::fixed_window, Algorithm::sliding_window, Algorithm::sliding_log,

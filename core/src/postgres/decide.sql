@@ -121,3 +121,43 @@ BEGIN
   GET DIAGNOSTICS deleted = ROW_COUNT;
   next_block := CASE WHEN from_block + blocks >= total THEN 0 ELSE from_block + blocks END;
 END $$;
+
+-- The reset log of the hybrid modes (docs/hybrid.md): a reset deletes the key's rows and appends the user key to
+-- <table>_resets under the next n, in one transaction. Appends are serialised (an advisory lock held to commit), so
+-- n follows commit order and a reader that has read up to n has seen every reset before it. About the last 10,000
+-- entries are kept.
+CREATE OR REPLACE FUNCTION @schema@.@table@_reset(keys bytea[], tag bytea) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  last bigint;
+BEGIN
+  DELETE FROM @schema@.@table@ WHERE key = ANY(keys);
+  PERFORM pg_advisory_xact_lock(7418412635419208503 # hashtext('@schema@.@table@')::bigint);
+  SELECT coalesce(max(n), 0) INTO last FROM @schema@.@table@_resets;
+  INSERT INTO @schema@.@table@_resets VALUES (last + 1, tag);
+  DELETE FROM @schema@.@table@_resets WHERE n <= last + 1 - 10000;
+END $$;
+
+-- What follows `after` in the reset log (a negative `after`: nothing, only where the log ends): the new cursor,
+-- whether entries were lost (trimmed, or the log restarted), the server's start time (an UNLOGGED table is emptied
+-- by a crash: a new epoch tells readers to forget everything) and the user keys, hex-encoded and comma-separated.
+CREATE OR REPLACE FUNCTION @schema@.@table@_read_resets(after bigint, batch integer, OUT cursor bigint,
+                                                        OUT gap boolean, OUT epoch text, OUT tags text)
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  last bigint;
+  first bigint;
+BEGIN
+  epoch := pg_postmaster_start_time()::text;
+  gap := false;
+  tags := '';
+  SELECT coalesce(max(n), 0) INTO last FROM @schema@.@table@_resets;
+  IF after < 0 OR last <= after THEN
+    cursor := last;
+    gap := last < after;
+    RETURN;
+  END IF;
+  SELECT min(n), max(n), string_agg(encode(tag, 'hex'), ',' ORDER BY n) INTO first, cursor, tags
+    FROM (SELECT n, tag FROM @schema@.@table@_resets WHERE n > after ORDER BY n LIMIT batch) AS next;
+  gap := first <> after + 1;
+END $$;

@@ -1,6 +1,7 @@
 #include "pg_store.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "io/fork_guard.hpp"
@@ -46,6 +47,36 @@ Decision parse_decision(const PgRequest& r, const std::string& name) {
                   &v[6], &end) != 8 || end != '}')
     throw StoreError(ErrorCode::store_error, name + ": unexpected reply");
   return Decision{v[0] == 1, v[1], v[2], v[3], v[4], v[5], static_cast<int32_t>(v[6])};
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// <table>_read_resets's row: cursor, gap ("t"/"f"), epoch, the user keys hex-encoded and comma-separated.
+bool parse_reset_log(const PgRequest& r, ResetLogRead& out) {
+  if (r.row.size() != 4) return false;
+  char* end = nullptr;
+  out.cursor = std::strtoll(r.row[0].c_str(), &end, 10);
+  if (r.row[0].empty() || *end != '\0') return false;
+  out.gap = r.row[1] == "t";
+  out.epoch = r.row[2];
+  const std::string& hex = r.row[3];
+  std::string tag;
+  for (size_t i = 0; i <= hex.size(); ++i) {
+    if (i == hex.size() || hex[i] == ',') {
+      if (!tag.empty()) out.tags.push_back(std::move(tag));
+      tag.clear();
+      continue;
+    }
+    const int hi = hex_digit(hex[i]), lo = i + 1 < hex.size() ? hex_digit(hex[i + 1]) : -1;
+    if (hi < 0 || lo < 0) return false;
+    tag.push_back(static_cast<char>(hi * 16 + lo));
+    ++i;
+  }
+  return true;
 }
 
 // What a forked child inherited and must never touch: kept reachable (for leak checkers), never used.
@@ -195,15 +226,32 @@ void PostgresStore::decide_many_async(const StoreCall* calls, size_t n, Decision
   }
 }
 
-void PostgresStore::reset_async(const std::string* keys, size_t count, std::string_view, DoneCallback done) {
+void PostgresStore::reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) {
   auto* r = new PgRequest;
   r->statement = kResetStatement;
   r->param(bytea_array(keys, count), 1);
+  r->param(std::string(tag), 1);  // logged for the hybrid modes (decide.sql, <table>_reset)
   r->deadline_us = monotonic_now_us() + shared_->options.timeout_us;
   r->done = [done = std::move(done)](PgRequest& req) {
     if (!req.failed()) return done(nullptr);
     const StoreError e(req.error, req.error_message);
     done(&e);
+  };
+  submit(r);
+}
+
+void PostgresStore::read_resets_async(int64_t cursor, ResetLogCallback done) {
+  auto* r = new PgRequest;
+  r->statement = kReadResetsStatement;
+  r->param(std::to_string(cursor));
+  r->param("1000");
+  r->deadline_us = monotonic_now_us() + shared_->options.timeout_us;
+  r->done = [done = std::move(done), name = &shared_->name](PgRequest& req) {
+    ResetLogRead read;
+    if (!req.failed() && !parse_reset_log(req, read)) req.fail(ErrorCode::store_error, *name + ": unexpected reply");
+    if (!req.failed()) return done(&read, nullptr);
+    const StoreError e(req.error, req.error_message);
+    done(nullptr, &e);
   };
   submit(r);
 }

@@ -22,9 +22,10 @@ class PostgresStore final : public Store {
   void decide_async(const StoreCall& call, DecisionCallback done) override;
   void decide_many_async(const StoreCall* calls, size_t n, DecisionsCallback done) override;
   void reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) override;
+  void read_resets_async(int64_t cursor, ResetLogCallback done) override;
   void check_async(DoneCallback done) override;
   void close() override;
-  StoreTraits traits() const override { return StoreTraits{true, true, true, false}; }
+  StoreTraits traits() const override { return StoreTraits{true, true, true, false, true}; }
   std::string describe() const override { return shared_->name; }
 
  private:

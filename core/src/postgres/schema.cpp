@@ -31,7 +31,9 @@ std::vector<PgStatement> pg_statements(const PgOptions& o) {
       {kDecideStatement,
        with_names("SELECT @schema@.@table@_decide($1::bytea[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], "
                   "$6::bigint, $7::boolean, $8::bigint)", o)},
-      {kResetStatement, with_names("DELETE FROM @schema@.@table@ WHERE key = ANY($1::bytea[])", o)},
+      {kResetStatement, with_names("SELECT @schema@.@table@_reset($1::bytea[], $2::bytea)", o)},
+      {kReadResetsStatement,
+       with_names("SELECT cursor, gap, epoch, tags FROM @schema@.@table@_read_resets($1::bigint, $2::integer)", o)},
       {kSweepStatement, with_names("SELECT deleted, next_block FROM @schema@.@table@_sweep($1::bigint, $2::bigint)", o)},
       {kCheckStatement, "SELECT 1"},
   };

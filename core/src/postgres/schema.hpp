@@ -16,6 +16,7 @@ inline constexpr const char* kDecideStatement = "rw_decide";
 inline constexpr const char* kResetStatement = "rw_reset";
 inline constexpr const char* kSweepStatement = "rw_sweep";
 inline constexpr const char* kCheckStatement = "rw_check";
+inline constexpr const char* kReadResetsStatement = "rw_read_resets";
 struct PgStatement {
   const char* name;
   std::string sql;

@@ -22,6 +22,12 @@ CREATE @unlogged@ TABLE IF NOT EXISTS @schema@.@table@ (
 ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.05);
 COMMENT ON TABLE @schema@.@table@ IS 'ratewarden store state, schema version 1';
 
+-- The reset log of the hybrid modes (decide.sql, <table>_reset): n, the user key reset.
+CREATE @unlogged@ TABLE IF NOT EXISTS @schema@.@table@_resets (
+  n bigint PRIMARY KEY,
+  tag bytea NOT NULL
+);
+
 -- The database's clock in µs: read after the call's row locks are held.
 CREATE OR REPLACE FUNCTION @schema@.rw1_clock() RETURNS bigint LANGUAGE sql VOLATILE AS $$
   SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint
