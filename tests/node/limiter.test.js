@@ -41,7 +41,11 @@ describe('memory store', () => {
 
   test('store.stats(): states held, the bound, and the live states evicted to keep it', () => {
     const store = new Store('memory://?max_keys=100');
-    assert.deepEqual(store.stats(), { keys: 0, maxKeys: 100, evictions: 0 });
+    assert.deepEqual(store.stats(), {
+      keys: 0, maxKeys: 100, evictions: 0,
+      // the hybrid modes' counters (docs/hybrid.md): zeros for every other store
+      localDenials: 0, localAllows: 0, storeCalls: 0, syncBatches: 0, syncLagMs: 0, invalidations: 0,
+    });
     const limiter = new Limiter({ policy: '1/hour', store });
     for (let i = 0; i < 1000; i++) limiter.allowSync(`k${i}`);
     const { keys, maxKeys, evictions } = store.stats();
@@ -226,7 +230,10 @@ describe('Redis store', () => {
     assert.equal(await redis.command('EXISTS', 'rw:{alice}:v3:fixed_window:100:60000'), '0');
     assert.throws(() => limiter.hitSync('alice'), INVALID);
     assert.throws(() => limiter.allowSync('alice'), { ...INVALID, message: /allowSync works on the memory store only/ });
-    assert.deepEqual(limiter.store.stats(), { keys: 0, maxKeys: 0, evictions: 0 });
+    assert.deepEqual(limiter.store.stats(), {
+      keys: 0, maxKeys: 0, evictions: 0,
+      localDenials: 0, localAllows: 0, storeCalls: 0, syncBatches: 0, syncLagMs: 0, invalidations: 0,
+    });
   });
 
   test('limiters given the same URL string share one Store', () => {

@@ -347,34 +347,33 @@ def test_local_first_when_the_store_dies_and_comes_back(own_redis: RedisServer) 
     with pytest.raises(ratewarden.StoreError):
         raising.hit("never-seen")
 
-    own_redis.start()  # same port, empty (no persistence)
+    own_redis.start()  # same port, empty (no persistence): k's state is gone, and `exact` would admit it
     deadline = time.monotonic() + 10
     while True:
         try:
-            if raising.hit("after"):
+            if raising.hit("k"):
                 break
         except ratewarden.StoreError:
             pass
-        assert time.monotonic() < deadline, "the store never came back"
+        assert time.monotonic() < deadline, "the store never came back, or k is still denied from what it forgot"
         time.sleep(0.05)
-    assert not raising.hit("after")  # exact semantics again: the store's state, its denial...
+    assert not raising.hit("k")  # exact semantics again: the store's state, its denial...
     deadline = time.monotonic() + 5
     before = store.stats().local_denials
     while store.stats().local_denials == before:  # ...and local denials once the reset log is read again
-        assert not raising.hit("after")
+        assert not raising.hit("k")
         assert time.monotonic() < deadline, "local answers never resumed"
         time.sleep(0.001)
 
 
-@pytest.mark.xfail(strict=True, reason="core bug (reported to the lead): a store that loses its data (FLUSHALL, a "
-                   "restart without persistence, eviction) while its reset log was empty is not seen as a gap in the "
-                   "log, so local_first keeps denying from knowledge the store no longer holds")
 def test_local_first_forgets_what_a_flushed_store_lost(own_redis: RedisServer) -> None:
     store = warm(f"{own_redis.url}?mode=local_first&sync=10ms")
     limiter = ratewarden.Limiter("1/hour", store, prefix=unique("flushed"))
     limiter.hit("k")
     assert not limiter.hit("k") and not limiter.hit("k")  # known: denied for an hour
-    assert own_redis.cli("FLUSHALL") == "OK"  # the key's state is gone: `exact` admits the next hit at once
+    # The key's state is gone, and the reset log with it (which had no entry yet): `exact` admits the next hit at
+    # once; local_first must see the loss as a gap in the log and forget what it knew.
+    assert own_redis.cli("FLUSHALL") == "OK"
     deadline = time.monotonic() + 1  # 100 syncs
     while not limiter.hit("k"):
         assert time.monotonic() < deadline, "still denied from what the store no longer holds"
@@ -391,17 +390,21 @@ def test_stores_dropped_mid_flight_leave_nothing_behind(redis: RedisServer) -> N
     def churn(n: int) -> None:
         for i in range(n):
             mode = ("local_first", "async")[i % 2]
-            store = ratewarden.Store(f"{redis.url}?mode={mode}&sync=1ms")
-            limiter = ratewarden.Limiter("5/hour", store, prefix=unique("churn"))
 
             async def flood() -> None:
+                store = ratewarden.Store(f"{redis.url}?mode={mode}&sync=1ms")
+                limiter = ratewarden.Limiter("5/hour", store, prefix=unique("churn"))
                 calls = [asyncio.ensure_future(limiter.ahit(f"k{j % 3}")) for j in range(100)]
-                await asyncio.sleep(0)  # in flight when the loop ends: cancelled, the store still answering
-                for c in calls[:10]:
-                    await c
+                await asyncio.sleep(0)
+                del limiter, store  # dropped with calls in flight and background rounds (every 1 ms) scheduled
+                gc.collect()
+                decisions = await asyncio.gather(*calls)
+                allowed = sum(1 for d in decisions if d)
+                # 5 per key, 3 keys: exactly in local_first; in async, less at most 2c per key (c = 1 here): a lease
+                # charged with a call to the store and never spent (docs/hybrid.md).
+                assert allowed == 15 if mode == "local_first" else 15 - 3 * 2 <= allowed <= 15, (mode, allowed)
 
             asyncio.run(flood())
-            del limiter, store  # background rounds (every 1 ms) still scheduled
             gc.collect()
 
     churn(10)  # the I/O threads and pools of the first stores exist from here on
@@ -410,7 +413,7 @@ def test_stores_dropped_mid_flight_leave_nothing_behind(redis: RedisServer) -> N
     churn(60)
     time.sleep(0.5)
     tasks, fds = _tasks_and_fds()
-    assert tasks <= before[0] + 2 and fds <= before[1] + 8, (before, (tasks, fds))
+    assert tasks <= before[0] + 2 and fds <= before[1] + 4, (before, (tasks, fds))
 
 
 def test_a_forked_child_does_not_trust_its_parents_knowledge(redis: RedisServer) -> None:

@@ -156,7 +156,7 @@ void State::read_log() {
     if (new_epoch) self->epoch = read->epoch;  // the I/O thread's alone, like the rest of a read
     if (read->gap || (new_epoch && self->cursor >= 0)) {
       self->invalidations.fetch_add(1);
-      self->known().forget_all();
+      self->dropped += self->known().forget_all();
     } else {
       for (const std::string& tag : read->tags) {
         self->invalidations.fetch_add(1);
@@ -232,6 +232,7 @@ void State::learn(uint64_t hash, const CallRef& ref, int64_t lease, int64_t char
   if (!d.allowed) {
     if (e == nullptr) e = &known().find_or_add(shard, hash, ref, t);
     e->deny_until = sent + d.retry_after_us;
+    e->deny_sent = sent;
     e->deny_cost = charged;
     e->denied_at = t;
     e->denial = d;
@@ -239,7 +240,8 @@ void State::learn(uint64_t hash, const CallRef& ref, int64_t lease, int64_t char
     return;
   }
   if (e == nullptr) return;
-  e->deny_until = 0;
+  // Answers come back out of order (several connections): one to a call sent before the denial proves nothing.
+  if (sent >= e->deny_sent) e->deny_until = 0;
   if (lease == 0) return;
   // A spare lease: usable until the answer's reset_after (a fixed window's end, less the millisecond the server
   // clock rounds up) and kLeaseSyncs rounds at most.

@@ -74,12 +74,15 @@ int64_t Knowledge::forget(std::string_view tag) {
   return before - shard.entries;
 }
 
-void Knowledge::forget_all() {
+int64_t Knowledge::forget_all() {
+  int64_t n = 0;
   for (auto& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard->mu);
+    n += shard->entries;
     shard->by_hash.clear();
     shard->entries = 0;
   }
+  return n;
 }
 
 void Knowledge::sweep_next(int64_t now) {

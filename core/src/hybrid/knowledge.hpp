@@ -30,6 +30,7 @@ struct Entry {
   int64_t deny_until = 0;
   int64_t deny_cost = 0;
   int64_t denied_at = 0;  // when the denial arrived: a local denial's retry_after is aged from here (never early)
+  int64_t deny_sent = 0;  // when the call that was denied left: only an answer to a later call clears the denial
   Decision denial;
 
   // async: cost already charged to the store and not yet admitted here, usable until lease_until; and the next
@@ -78,7 +79,8 @@ class Knowledge {
   Entry& find_or_add(Shard& shard, uint64_t hash, const CallRef& call, int64_t now);
   // Forgets what is known of a user key (every limiter's entry); returns how many entries went.
   int64_t forget(std::string_view tag);
-  void forget_all();
+  // Forgets everything; returns how many entries went.
+  int64_t forget_all();
   // Drops the entries of one shard (the next, in turn) that are of no use any more.
   void sweep_next(int64_t now);
   int64_t size();
