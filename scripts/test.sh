@@ -3,12 +3,12 @@
 # tests/servers/launch.py, which never lets one outlive its test process) and the C ABI
 # tests (plain C, Python ctypes, an install used by outside C, CMake and Go builds) in a warnings-as-errors build;
 # again under AddressSanitizer + UndefinedBehaviorSanitizer; the concurrency and failure tests under
-# ThreadSanitizer; the Python and Node packages; the polyglot fleet; the binary packages installed without a compiler.
-# Installs what it needs first. Each step says its number and the time spent so far.
+# ThreadSanitizer; the Python and Node packages; the polyglot fleet; the binary packages installed without a compiler;
+# every code block of the docs. Installs what it needs first. Each step says its number and the time spent so far.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-steps=8
+steps=9
 current=0
 step() {
   current=$((current + 1))
@@ -41,4 +41,6 @@ step "polyglot fleet"
 scripts/test_polyglot.sh  # one limit across runtimes: C, Go, Python and Node processes on one Redis and a cluster
 step "binary packages installed without a compiler"
 scripts/test_install.sh   # the manylinux wheel and the npm tarball's prebuilt addon; the sdist; the source fallback
+step "the docs' code blocks"
+scripts/test_docs.sh      # every fenced block of README.md and docs/*.md runs, or is a fragment of a file shown
 printf '\nall %d steps passed in %dm%02ds\n' "$steps" $((SECONDS / 60)) $((SECONDS % 60))
