@@ -7,14 +7,15 @@ that records its call and fails; pkg-config's search path and the Node headers (
 said it used the shipped binary.
 
     [1/5] the packages          `auditwheel show` gives the wheel a manylinux tag; ldd of the wheel's extension and
-                                of the tarball's prebuilt addon shows no libhiredis, libssl or libcrypto, and neither
-                                exports their symbols; both ship the LICENSE
+                                of the tarball's prebuilt addon shows no libhiredis, libssl or libcrypto, and nm
+                                shows neither exports their symbols; both ship the LICENSE
     [2/5] wheel, no compiler    a fresh venv: pip install 'ratewarden-*.whl[flask]', then tests/install/smoke.py
                                 on memory, a real redis-server and one over TLS
     [3/5] sdist, no build deps  without a compiler, and without hiredis: pip says in one line what to install
     [4/5] tarball, no compiler  a fresh folder: npm install of the tarball and express, the prebuilt addon loaded,
                                 then tests/node/pack/app.js on memory, Redis and TLS
-    [5/5] tarball from source   RATEWARDEN_BUILD_FROM_SOURCE=1: the fallback build from the tarball's sources
+    [5/5] tarball from source   RATEWARDEN_BUILD_FROM_SOURCE=1: without cmake or a compiler it stops, naming what is
+                                missing; with them, the fallback build from the tarball's sources, showing [n/N]
 
     check_install.py DIST       (the folder scripts/build_packages.sh filled; scripts/test_install.sh runs both)
 
@@ -105,7 +106,11 @@ def check_self_contained(binary: Path) -> None:
     leaked = [line.strip() for line in ldd.splitlines() if any(lib in line for lib in LEAKS)]
     if leaked or "not found" in ldd:
         sys.exit(f"check_install: {binary.name} needs libraries from the system:\n{ldd}")
-    print(f"ldd {binary.name}: " + ", ".join(line.split()[0] for line in ldd.splitlines() if "=>" in line))
+    exported = run(["nm", "-D", "--defined-only", binary])
+    if re.search(r" [TDBW] (SSL_|EVP_|OPENSSL_|CRYPTO_|redis)", exported):
+        sys.exit(f"check_install: {binary.name} exports hiredis or OpenSSL symbols")
+    print(f"ldd {binary.name}: " + ", ".join(line.split()[0] for line in ldd.splitlines() if "=>" in line) +
+          f"; {len(exported.splitlines())} exported symbols, none of hiredis or OpenSSL")
 
 
 def check_packages(dist: Path, work: Path) -> tuple[Path, Path, Path]:
@@ -165,12 +170,12 @@ def node_tarball(work: Path, tarball: Path, called: Path, no_compiler: str, urls
                npm_config_update_notifier="false")
     express = run(["node", "-p", "require('express/package.json').version"], cwd=ROOT).strip()
 
-    def install(folder: Path, name: str, install_env: dict) -> Path:
+    def install(folder: Path, name: str, install_env: dict, expect_failure: bool = False) -> Path:
         folder.mkdir()
         shutil.copy(ROOT / "tests" / "node" / "pack" / "app.js", folder)
         run(["npm", "init", "-y"], env=install_env, cwd=folder)
         timed(name, ["npm", "install", "--foreground-scripts", "--no-progress", tarball, f"express@{express}"],
-              env=install_env, cwd=folder, log=folder / "install.log")
+              env=install_env, cwd=folder, log=folder / "install.log", expect_failure=expect_failure)
         return folder / "node_modules" / "ratewarden"
 
     step(4, "the tarball into a fresh folder, without a compiler; smoke test")
@@ -185,7 +190,13 @@ def node_tarball(work: Path, tarball: Path, called: Path, no_compiler: str, urls
         sys.exit(f"check_install: the app did not load the prebuilt addon: {out}")
     print(out)
 
-    step(5, "the tarball built from source (RATEWARDEN_BUILD_FROM_SOURCE=1, about a minute)")
+    step(5, "the tarball built from source (RATEWARDEN_BUILD_FROM_SOURCE=1): first without the tools, then with them")
+    install(work / "app-no-tools", "tarball from source without cmake (fails, saying so)",
+            dict(plain, RATEWARDEN_BUILD_FROM_SOURCE="1"), expect_failure=True)
+    log = (work / "app-no-tools" / "install.log").read_text()
+    if "ratewarden: cmake was not found on PATH." not in log or "apt-get install g++ cmake" not in log:
+        sys.exit(f"check_install: a source build without cmake does not say what is missing:\n{log}")
+    print("tarball from source without cmake: " + next(l for l in log.splitlines() if "cmake was not found" in l))
     package = install(work / "app-source", "tarball built from source (npm install, no prebuilt used)",
                       dict(env, RATEWARDEN_BUILD_FROM_SOURCE="1"))
     log = (work / "app-source" / "install.log").read_text()
