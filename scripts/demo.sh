@@ -4,23 +4,34 @@
 #   scripts/demo.sh            no Redis needed
 #   scripts/demo.sh --redis    also runs both apps on one throwaway redis-server: one limit for both
 #   REDIS_URL=redis://host:port scripts/demo.sh    the same on that Redis
-# Installs and builds what it needs the first time.
+# Installs and builds what it needs the first time, saying which step it is on and showing the builds' [n/N] lines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+step() { echo "-- demo [$1/4] $2"; }
+progress() { grep --line-buffered -E '^ *\[[0-9]+/[0-9]+\]|^ratewarden: ' || true; }  # build steps only
+
+step 1 "system packages (scripts/setup.sh)"
 scripts/setup.sh
+step 2 "the C++ demo (CMake; the first build compiles the core: about a minute)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build --target login_demo >/dev/null
+cmake --build build --target login_demo | progress
 echo "== C++: 5 login attempts per username per minute (memory store) =="
 build/examples/cpp/login_demo
 
 # The Python package, installed into .venv the first time (pip install ., as a user would).
+step 3 "the Python package in .venv (pip install .: builds the extension the first time, about a minute)"
 [ -x .venv/bin/python ] || "${PYTHON:-python3}" -m venv .venv
-.venv/bin/python -c "import ratewarden.flask" 2>/dev/null || .venv/bin/python -m pip install -q flask .
+if ! .venv/bin/python -c "import ratewarden.flask" 2>/dev/null; then
+  .venv/bin/python -m pip install -v flask . 2>&1 | progress
+  .venv/bin/python -c "import ratewarden.flask" || { echo "demo: pip install . failed; run scripts/test_python.sh" >&2; exit 1; }
+fi
 # The Node package: npm ci builds the addon with the local Node headers.
+step 4 "the Node package (npm ci: builds the addon the first time, about a minute)"
 export npm_config_nodedir=/usr
 if [ ! -f build-node/Release/ratewarden.node ] || [ ! -d node_modules/express ]; then
-  npm ci --foreground-scripts --no-progress >/dev/null 2>&1 || { echo "demo: npm ci failed; run scripts/test_node.sh" >&2; exit 1; }
+  npm ci --foreground-scripts --no-progress 2>&1 | progress
+  [ -f build-node/Release/ratewarden.node ] || { echo "demo: npm ci failed; run scripts/test_node.sh" >&2; exit 1; }
 fi
 
 echo

@@ -3,17 +3,26 @@
 # start through tests/servers/launch.py, which never lets one outlive its test process) and the C ABI
 # tests (plain C, Python ctypes, an install used by outside C, CMake and Go builds) in a warnings-as-errors build;
 # again under AddressSanitizer + UndefinedBehaviorSanitizer; the concurrency and failure tests under
-# ThreadSanitizer. Installs what it needs first.
+# ThreadSanitizer; the Python and Node packages; the polyglot fleet; the binary packages installed without a compiler;
+# every code block of the docs. Installs what it needs first. Each step says its number and the time spent so far.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+steps=9
+current=0
+step() {
+  current=$((current + 1))
+  printf '\n=== [%d/%d] %s (%dm%02ds so far) ===\n' "$current" "$steps" "$1" $((SECONDS / 60)) $((SECONDS % 60))
+}
+
+step "system packages (scripts/setup.sh)"
 scripts/setup.sh
 jobs=$(nproc)
 
 run_suite() {  # name, build dir, ctest filter, cmake options...
   local name=$1 dir=$2 filter=$3
   shift 3
-  echo "== $name =="
+  step "$name"
   cmake -S . -B "$dir" -G Ninja -DRATEWARDEN_WERROR=ON -DRATEWARDEN_BUILD_EXAMPLES=ON -DRATEWARDEN_BUILD_CAPI=ON "$@" \
     >/dev/null
   cmake --build "$dir" -j "$jobs"
@@ -24,6 +33,14 @@ run_suite "core tests" build-test "" -DCMAKE_BUILD_TYPE=Debug
 run_suite "core tests under ASan + UBSan" build-asan "" -DCMAKE_BUILD_TYPE=Debug -DRATEWARDEN_SANITIZE=ON
 concurrent="MemoryStore|Threads|AcrossProcesses|ScriptFlush|RedisFailures|HitAsync|capi_c|cluster_tests|connections_tests|postgres_tests|hybrid_tests"
 run_suite "concurrency tests under TSan" build-tsan "$concurrent" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRATEWARDEN_TSAN=ON
+step "Python package"
 scripts/test_python.sh  # the Python package: pip install ., pytest with Flask 3.x and with Flask 2.2
-scripts/test_node.sh    # the Node package: npm ci (builds the addon), tsc type test, node --test, npm pack installed elsewhere
+step "Node package"
+scripts/test_node.sh    # the Node package: npm ci (builds the addon), tsc type test, node --test
+step "polyglot fleet"
 scripts/test_polyglot.sh  # one limit across runtimes: C, Go, Python and Node processes on one Redis and a cluster
+step "binary packages installed without a compiler"
+scripts/test_install.sh   # the manylinux wheel and the npm tarball's prebuilt addon; the sdist; the source fallback
+step "the docs' code blocks"
+scripts/test_docs.sh      # every fenced block of README.md and docs/*.md runs, or is a fragment of a file shown
+printf '\nall %d steps passed in %dm%02ds\n' "$steps" $((SECONDS / 60)) $((SECONDS % 60))

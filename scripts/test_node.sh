@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Node package: install (builds the addon from source with the local Node headers), the TypeScript type test,
 # node --test against real redis-server processes and HTTP on 127.0.0.1 (10 times back to back when CI=true, to catch
-# what fails once in a while; NODE_TEST_RUNS=N chooses), then `npm pack` installed into a fresh folder the way a user
-# would, with an Express app using it.
+# what fails once in a while; NODE_TEST_RUNS=N chooses). The `npm pack` tarball installed elsewhere, with its prebuilt
+# addon and from source, is scripts/test_install.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,15 +21,3 @@ for run in $(seq 1 "$runs"); do
   echo "== Node: node --test (run $run of $runs) =="
   node --test --test-reporter=spec tests/node/ || { echo "test_node: run $run of $runs failed" >&2; exit 1; }
 done
-
-echo "== Node: npm pack, installed into another folder =="
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-tarball=$(npm pack --silent --pack-destination "$work" 2>/dev/null | tail -1)
-express_version=$(node -p "require('express/package.json').version")
-mkdir "$work/app"
-cp tests/node/pack/app.js "$work/app/"
-(cd "$work/app" && npm init -y >/dev/null && \
-  npm install --foreground-scripts --no-progress "$work/$tarball" "express@$express_version" \
-    >"$work/install.log" 2>&1) || { cat "$work/install.log"; exit 1; }
-node "$work/app/app.js"

@@ -6,7 +6,9 @@
 
 #include "hybrid/hybrid_store.hpp"
 #include "memory_url.hpp"
+#ifdef RATEWARDEN_WITH_POSTGRES
 #include "postgres/pg_url.hpp"
+#endif
 #include "ratewarden/errors.hpp"
 #include "ratewarden/store.hpp"
 #include "redis/redis_url.hpp"
@@ -22,6 +24,15 @@ struct Scheme {
   const char* name;
   StoreFactory open;
 };
+
+#ifndef RATEWARDEN_WITH_POSTGRES
+// The binary packages are built without libpq (cmake/dependencies.cmake): say so rather than "unsupported".
+std::shared_ptr<Store> open_postgres_url(Url&, std::string_view text, Clock) {
+  throw InvalidArgument("store URL \"" + masked_url(text) +
+                        "\": this build of ratewarden has no PostgreSQL store (the prebuilt wheel and Node addon "
+                        "leave libpq out); install ratewarden from source with libpq (docs/deployment.md, \"PostgreSQL\")");
+}
+#endif
 
 constexpr Scheme kSchemes[] = {
     {"memory", &open_memory_url},         {"redis", &open_redis_url},

@@ -1,25 +1,28 @@
 'use strict';
-// Loads the native addon, built from source when the package was installed (node/scripts/build.js).
+// Loads the native addon: a build from source when the package made one (node/scripts/build.js: no prebuilt binary
+// fitted, or RATEWARDEN_BUILD_FROM_SOURCE=1), else the prebuilt binary for this platform that the package ships
+// (prebuilds/<platform>-<arch>/, node/scripts/prebuild.js). N-API keeps one binary good for every Node >= 20.17.
 
-const path = require('node:path');
-
-const addonPath = path.join(__dirname, '..', '..', 'build-node', 'Release', 'ratewarden.node');
+const { candidates } = require('./addon_paths');
 
 function load() {
-  try {
-    return require(addonPath);
-  } catch (cause) {
-    const error = new Error(
-      `ratewarden: cannot load its native addon (${addonPath}): ${cause.message}\n` +
-        'It is built when the package is installed and needs a C++17 compiler, CMake, pkg-config, hiredis and the ' +
-        'Node headers. On Debian/Ubuntu:\n' +
-        '  apt-get install g++ cmake pkg-config libhiredis-dev\n' +
-        '  npm_config_nodedir=/usr npm rebuild ratewarden',
-      { cause },
-    );
-    error.code = 'ERR_RATEWARDEN_NATIVE';
-    throw error;
+  const failures = [];
+  for (const file of candidates()) {
+    try {
+      return require(file);
+    } catch (cause) {
+      if (cause.code !== 'MODULE_NOT_FOUND') failures.push(`${file}: ${cause.message}`);
+    }
   }
+  const error = new Error(
+    `ratewarden: cannot load its native addon: ${failures.length ? failures.join('; ') : 'none was built or shipped'}` +
+      ` (looked for ${candidates().join(', ')}).\nReinstall to build it from source, which needs a C++17 compiler, ` +
+      'CMake, pkg-config, hiredis, OpenSSL and the Node headers. On Debian/Ubuntu:\n' +
+      '  apt-get install g++ cmake pkg-config libhiredis-dev libssl-dev\n' +
+      '  RATEWARDEN_BUILD_FROM_SOURCE=1 npm_config_nodedir=/usr npm rebuild ratewarden',
+  );
+  error.code = 'ERR_RATEWARDEN_NATIVE';
+  throw error;
 }
 
 module.exports = load();

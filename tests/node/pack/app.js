@@ -1,6 +1,8 @@
 'use strict';
-// Runs in a fresh folder where the packed tarball was installed (scripts/test_node.sh): the package works as a
-// user gets it, addon built on install, both entry points resolved by name.
+// Runs in a fresh folder where the packed tarball was installed (tests/install/check_install.py): the package works
+// as a user gets it — both entry points resolved by name, decisions on memory, and, when their URLs are given, on
+// Redis and on Redis over TLS (OpenSSL is inside the prebuilt addon), and the Express middleware answering 429.
+//   node app.js [REDIS_URL REDISS_URL]
 const assert = require('node:assert/strict');
 const express = require('express');
 const { Limiter, version } = require('ratewarden');
@@ -9,6 +11,13 @@ const { rateLimit } = require('ratewarden/express');
 async function main() {
   const limiter = new Limiter({ policy: '2/minute' });
   assert.deepEqual([1, 2, 3].map(() => limiter.hitSync('k').allowed), [true, true, false]);
+  const urls = process.argv.slice(2);
+  for (const store of urls) { // one server behind both URLs: a key each
+    const shared = new Limiter({ policy: '2/minute', store, prefix: `pack-${process.pid}` });
+    const allowed = [];
+    for (let i = 0; i < 3; i++) allowed.push((await shared.hit(store)).allowed);
+    assert.deepEqual(allowed, [true, true, false], store);
+  }
   const app = express();
   app.get('/', rateLimit({ limit: 1, window: 60_000 }), (req, res) => res.send('ok'));
   const server = app.listen(0, '127.0.0.1');
@@ -17,7 +26,9 @@ async function main() {
   const statuses = [(await fetch(url)).status, (await fetch(url)).status];
   server.close();
   assert.deepEqual(statuses, [200, 429]);
-  console.log(`packed ratewarden ${version}: installed, built and working (statuses ${statuses.join(', ')})`);
+  const addon = Object.keys(require.cache).find((file) => file.endsWith('.node'));
+  console.log(`packed ratewarden ${version}: addon ${addon}; memory${urls.length ? ', redis, rediss' : ''} and ` +
+    `Express work (statuses ${statuses.join(', ')})`);
 }
 
 main().catch((error) => {

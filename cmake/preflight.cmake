@@ -1,0 +1,25 @@
+# Before project(): a missing C or C++ compiler is reported in one line that says what to install, instead of CMake's
+# generic "No CMAKE_CXX_COMPILER could be found" paragraph (the first thing a user without a toolchain sees when
+# the sdist, `pip install .` or the Node addon's source build starts). Looks where CMake will: $CC / $CXX when set.
+foreach(lang C CXX)
+  if(CMAKE_${lang}_COMPILER)
+    continue()
+  endif()
+  if(lang STREQUAL "C")
+    set(_rw_env CC)
+    set(_rw_names cc gcc clang)
+  else()
+    set(_rw_env CXX)
+    set(_rw_names c++ g++ clang++)
+  endif()
+  if(DEFINED ENV{${_rw_env}} AND NOT "$ENV{${_rw_env}}" STREQUAL "")
+    separate_arguments(_rw_names UNIX_COMMAND "$ENV{${_rw_env}}")
+    list(GET _rw_names 0 _rw_names)
+  endif()
+  find_program(RATEWARDEN_${lang}_COMPILER_FOUND NAMES ${_rw_names})
+  if(NOT RATEWARDEN_${lang}_COMPILER_FOUND)
+    list(JOIN _rw_names ", " _rw_names)
+    message(FATAL_ERROR " ratewarden: no ${lang} compiler (${_rw_names}) on PATH: install one (Debian/Ubuntu: apt-get "
+                        "install g++ cmake pkg-config libhiredis-dev libssl-dev) or set ${_rw_env}")
+  endif()
+endforeach()
