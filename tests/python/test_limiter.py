@@ -137,7 +137,10 @@ def test_store_stats_count_states_and_evictions() -> None:
     stats = limiter.store.stats()
     assert stats.max_keys == 100 and 0 < stats.keys <= 100
     assert stats.keys + stats.evictions == 1000  # each state is held or was evicted, and counted
-    assert repr(stats) == f"StoreStats(keys={stats.keys}, max_keys=100, evictions={stats.evictions})"
+    assert repr(stats) == (
+        f"StoreStats(keys={stats.keys}, max_keys=100, evictions={stats.evictions}, local_denials=0, local_allows=0, "
+        "store_calls=0, sync_batches=0, invalidations=0)"
+    )
     assert stats == store.stats() and hash(stats) == hash(store.stats()) and stats != empty
     assert isinstance(stats, ratewarden.StoreStats)
     # One state per key and policy.
