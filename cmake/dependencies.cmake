@@ -3,7 +3,7 @@
 # where neither is installed: the release wheel and the Node addon's prebuilt binary (scripts/build_wheel.sh,
 # node/scripts/prebuild.js). A missing one is reported in one line that says what to install.
 set(RATEWARDEN_INSTALL_HINT
-    "apt-get install g++ cmake pkg-config libhiredis-dev libssl-dev (Debian/Ubuntu), dnf install gcc-c++ cmake pkgconf hiredis-devel openssl-devel (Fedora)")
+    "apt-get install g++ cmake pkg-config libhiredis-dev libssl-dev libpq-dev (Debian/Ubuntu), dnf install gcc-c++ cmake pkgconf hiredis-devel openssl-devel libpq-devel (Fedora)")
 
 find_package(PkgConfig QUIET)
 if(NOT PKG_CONFIG_FOUND)
@@ -38,7 +38,6 @@ else()
   set(RATEWARDEN_POSTGRES ON CACHE INTERNAL "")
   pkg_check_modules(LIBPQ QUIET IMPORTED_TARGET libpq)
   if(NOT LIBPQ_FOUND)
-    message(FATAL_ERROR " ratewarden: libpq was not found (pkg-config libpq); install it: apt-get install libpq-dev "
-                        "(Debian/Ubuntu), dnf install libpq-devel (Fedora)")
+    message(FATAL_ERROR " ratewarden: libpq was not found (pkg-config libpq); install it: ${RATEWARDEN_INSTALL_HINT}")
   endif()
 endif()

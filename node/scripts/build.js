@@ -16,7 +16,7 @@ const root = path.resolve(__dirname, '..', '..');
 const NEEDS =
   'Building it needs a C++17 compiler, CMake >= 3.18, pkg-config, hiredis, OpenSSL and the Node headers. ' +
   'On Debian/Ubuntu:\n' +
-  '  apt-get install g++ cmake pkg-config libhiredis-dev libssl-dev\n' +
+  '  apt-get install g++ cmake pkg-config libhiredis-dev libssl-dev libpq-dev\n' +
   'then, with the headers of this Node (for Debian\'s and NodeSource\'s nodejs they are in /usr/include/node):\n' +
   '  npm_config_nodedir=/usr npm rebuild ratewarden';
 
