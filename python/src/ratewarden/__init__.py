@@ -9,6 +9,7 @@ Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, 
 from ._errors import Error, InvalidArgumentError, StoreError
 from ._limiter import Limiter, open_store
 from ._native import Decision, Policy, Store, StoreStats, TestClock, version
+from ._pacing import Paced, RateLimitTimeout
 
 __version__: str = version()
 
@@ -17,7 +18,9 @@ __all__ = [
     "Error",
     "InvalidArgumentError",
     "Limiter",
+    "Paced",
     "Policy",
+    "RateLimitTimeout",
     "Store",
     "StoreError",
     "StoreStats",
