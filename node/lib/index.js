@@ -4,6 +4,7 @@
 const native = require('./native');
 const { codes } = require('./errors');
 const { Limiter } = require('./limiter');
+const { RateLimitTimeoutError } = require('./pacing');
 const { Store, TestClock } = require('./store');
 
-module.exports = { Limiter, Store, TestClock, codes, version: native.version };
+module.exports = { Limiter, RateLimitTimeoutError, Store, TestClock, codes, version: native.version };
