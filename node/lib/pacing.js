@@ -57,23 +57,48 @@ function acquireOptions(options, caller) {
   return options;
 }
 
+// One 'abort' listener per signal, whatever the number of calls waiting on it: a signal shared by many calls (a
+// shutdown signal, wrap's) would otherwise pass EventTarget's leak-warning threshold. Returns the unsubscribe.
+const watchers = new WeakMap(); // signal -> { callbacks: Set, fire }
+
+function onAbort(signal, callback) {
+  let watcher = watchers.get(signal);
+  if (watcher === undefined) {
+    const callbacks = new Set();
+    const fire = () => {
+      watchers.delete(signal);
+      for (const c of callbacks) c();
+    };
+    watcher = { callbacks, fire };
+    watchers.set(signal, watcher);
+    signal.addEventListener('abort', fire, { once: true });
+  }
+  watcher.callbacks.add(callback);
+  return () => {
+    watcher.callbacks.delete(callback);
+    if (watcher.callbacks.size === 0 && watchers.get(signal) === watcher) {
+      watchers.delete(signal);
+      signal.removeEventListener('abort', watcher.fire);
+    }
+  };
+}
+
 // Resolves after ms; with a signal, rejects with its reason as soon as it is aborted (the timer is cleared).
 function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     let timer;
-    const onAbort = () => {
+    const unsubscribe = signal ? onAbort(signal, () => {
       clearTimeout(timer);
       reject(signal.reason);
-    };
+    }) : () => {};
     const arm = (left) => {
       timer = setTimeout(() => {
         if (left > MAX_TIMER_MS) return arm(left - MAX_TIMER_MS);
-        signal?.removeEventListener('abort', onAbort);
+        unsubscribe();
         resolve();
       }, Math.min(left, MAX_TIMER_MS));
     };
     arm(ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -93,12 +118,11 @@ async function giveBack(limiter, key, decision, cost) {
 // slot the reservation charged once its answer comes.
 function unlessAborted(reserving, signal, limiter, key, cost) {
   return new Promise((resolve, reject) => {
-    const onAbort = () => {
+    const unsubscribe = onAbort(signal, () => {
       reject(signal.reason);
       reserving.then((decision) => decision.allowed && giveBack(limiter, key, decision, cost), () => {});
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    reserving.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+    reserving.then(resolve, reject).finally(unsubscribe);
   });
 }
 

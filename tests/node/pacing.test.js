@@ -6,6 +6,7 @@
 const { after, before, describe, test } = require('node:test');
 const assert = require('node:assert/strict');
 const { execFileSync } = require('node:child_process');
+const { getEventListeners } = require('node:events');
 const { randomBytes } = require('node:crypto');
 
 const { Limiter, RateLimitTimeoutError, codes } = require('ratewarden');
@@ -18,6 +19,13 @@ const redis = new RedisServer();
 const cluster = new RedisCluster();
 before(() => Promise.all([redis.start(), cluster.start()]));
 after(() => Promise.all([redis.close(), cluster.close()]));
+
+// A new reservation's slot in ms after the first acquire returned (when slot 0 had come, give or take the answer's
+// latency): about 200 when slot 1 (of a 5/second key) was given back, 400 when it stayed spent.
+async function nextSlotAfterTheFirst(limiter, firstReturned) {
+  const { waitUs } = await limiter.reserve('k');
+  return waitUs / 1000 + (performance.now() - firstReturned);
+}
 
 // A limiter of its own (a fresh prefix): one slot every period/limit, `burst` at once.
 function paced(store, policy = '5/second', burst = 1, algorithm = 'gcra') {
@@ -54,48 +62,58 @@ for (const [name, url] of Object.entries(STORES)) {
     });
 
     test('a wait longer than timeoutMs rejects at once and charges nothing', async () => {
-      const limiter = paced(url(), '2/second'); // a slot every 500 ms
+      const limiter = paced(url(), '1/second'); // a slot every second
       assert.equal((await limiter.acquire('k', { timeoutMs: 0 })).waitUs, 0);
       const before = await limiter.peek('k');
       const start = performance.now();
-      const error = await limiter.acquire('k', { timeoutMs: 100 }).then(() => null, (e) => e);
-      assert.ok(performance.now() - start < 200);
+      const error = await limiter.acquire('k', { timeoutMs: 600 }).then(() => null, (e) => e);
+      assert.ok(performance.now() - start < 400); // at once, not after the timeout (600 ms) or the wait (1 s)
       assert.ok(error instanceof RateLimitTimeoutError && error instanceof Error);
       assert.equal(error.code, codes.RATE_LIMIT_TIMEOUT);
       assert.equal(error.name, 'RateLimitTimeoutError');
-      assert.equal(error.timeoutMs, 100);
+      assert.equal(error.timeoutMs, 600);
       assert.equal(error.decision.allowed, false);
-      assert.ok(error.decision.retryAfterMs > 100 && error.decision.retryAfterMs <= 500);
-      assert.match(error.message, /"k" would take \d+ ms, more than the timeout of 100 ms/);
+      assert.ok(error.decision.retryAfterMs > 600 && error.decision.retryAfterMs <= 1000);
+      assert.match(error.message, /"k" would take \d+ ms, more than the timeout of 600 ms/);
       const afterwards = await limiter.peek('k');
       assert.equal(afterwards.remaining, before.remaining);
       assert.ok(afterwards.retryAfterUs <= before.retryAfterUs);
-      assert.equal((await limiter.reserve('k', { maxWaitMs: 500 })).allowed, true); // the next slot, not one further
+      assert.equal((await limiter.reserve('k', { maxWaitMs: 1000 })).allowed, true); // the next slot, not one further
     });
 
     test('an abort while waiting rejects with its reason and gives the slot back', async () => {
       const limiter = paced(url(), '5/second'); // a slot every 200 ms
       await limiter.acquire('k');
+      const firstReturned = performance.now();
       const controller = new AbortController();
       const waiting = limiter.acquire('k', { signal: controller.signal });
       await sleep(50);
       const start = performance.now();
       controller.abort();
       await assert.rejects(waiting, { name: 'AbortError' });
-      assert.ok(performance.now() - start < 100);
-      assert.ok((await limiter.reserve('k')).waitMs < 200); // slot 1 again, not slot 2
+      assert.ok(performance.now() - start < 300);
+      assert.ok(await nextSlotAfterTheFirst(limiter, firstReturned) < 300); // slot 1 again (200 ms), not slot 2
     });
 
     test('an abort reason is the rejection; AbortSignal.timeout works the same', async () => {
       const limiter = paced(url(), '5/second');
       await limiter.acquire('k');
+      const firstReturned = performance.now();
       const controller = new AbortController();
       const reason = new Error('shutting down');
       const waiting = limiter.acquire('k', { signal: controller.signal });
       setTimeout(() => controller.abort(reason), 20);
       await assert.rejects(waiting, (e) => e === reason);
       await assert.rejects(limiter.acquire('k', { signal: AbortSignal.timeout(30) }), { name: 'TimeoutError' });
-      assert.ok((await limiter.reserve('k')).waitMs < 200);
+      assert.ok(await nextSlotAfterTheFirst(limiter, firstReturned) < 300);
+    });
+
+    test('a signal that is never aborted keeps no listener once the calls are done', async () => {
+      const limiter = paced(url(), '50/second');
+      const { signal } = new AbortController();
+      const slow = limiter.wrap(async (n) => n, { key: 'k', signal });
+      assert.deepEqual(await Promise.all([1, 2, 3, 4].map((n) => slow(n))), [1, 2, 3, 4]);
+      assert.equal(getEventListeners(signal, 'abort').length, 0);
     });
 
     test('an aborted signal rejects at once and charges nothing', async () => {
@@ -107,23 +125,24 @@ for (const [name, url] of Object.entries(STORES)) {
 
     test('an aborted wait keeps its slot when a later one was charged', async () => {
       const limiter = paced(url(), '5/second');
-      await limiter.acquire('k');
+      const start = performance.now();
+      await limiter.acquire('k'); // slot 0
       const controller = new AbortController();
-      const first = limiter.acquire('k', { signal: controller.signal }); // slot 1, 200 ms
+      const first = limiter.acquire('k', { signal: controller.signal }); // slot 1, 200 ms after slot 0
       await sleep(20);
       const second = limiter.acquire('k'); // slot 2, 400 ms
       await sleep(30);
       controller.abort();
       await assert.rejects(first, { name: 'AbortError' });
-      // Giving slot 1 back would let a newcomer take it ahead of the second caller: it stays spent.
-      const start = performance.now();
-      assert.ok((await limiter.reserve('k')).waitMs > 400); // slot 3
+      // Giving slot 1 back would let a newcomer take it ahead of the second caller: it stays spent, and the next
+      // reservation is slot 3, 600 ms after slot 0 (which was no earlier than start).
+      const { waitUs } = await limiter.reserve('k');
+      assert.ok(waitUs / 1000 + (performance.now() - start) >= 600 - EARLY_MS, String(waitUs));
       assert.equal((await second).allowed, true);
-      assert.ok(performance.now() - start > 300);
     });
 
     test('wrap paces an async function, keyed by its arguments', async () => {
-      const limiter = paced(url(), '20/second');
+      const limiter = paced(url(), '4/second'); // a slot every 250 ms
       const calls = [];
       const get = limiter.wrap(async function get(host, path) {
         calls.push([this?.tag, host, path]);
@@ -132,9 +151,9 @@ for (const [name, url] of Object.entries(STORES)) {
       assert.equal(get.name, 'paced get');
       const start = performance.now();
       assert.deepEqual(await Promise.all([get('a', '/1'), get('b', '/1')]), ['a/1', 'b/1']); // two keys: no wait
-      assert.ok(performance.now() - start < 50);
+      assert.ok(performance.now() - start < 200);
       assert.equal(await get.call({ tag: 't' }, 'a', '/2'), 'a/2'); // waits for host a's next slot
-      assert.ok(performance.now() - start >= 50 - EARLY_MS);
+      assert.ok(performance.now() - start >= 250 - EARLY_MS);
       assert.deepEqual(calls.slice(0, 2).sort(), [[undefined, 'a', '/1'], [undefined, 'b', '/1']]);
       assert.deepEqual(calls[2], ['t', 'a', '/2']);
 
@@ -176,13 +195,20 @@ for (const [name, url] of Object.entries(STORES)) {
       assert.ok(new Set(decisions.map((d) => d.waitUs)).size > 900);
     });
 
-    test('aborting every waiter leaves a usable key', async () => {
+    test('aborting every waiter leaves a usable key; one signal for all of them is one listener', async () => {
       const limiter = paced(url(), '10/second'); // 100 waiters would need 10 s
       const controller = new AbortController();
+      const warnings = [];
+      const onWarning = (w) => warnings.push(w.name);
+      process.on('warning', onWarning);
       const waiters = Array.from({ length: 100 }, () => limiter.acquire('k', { signal: controller.signal }));
       await sleep(100);
+      assert.equal(getEventListeners(controller.signal, 'abort').length, 1);
       controller.abort();
       const results = await Promise.allSettled(waiters);
+      await sleep(10);
+      process.off('warning', onWarning);
+      assert.deepEqual(warnings.filter((name) => name === 'MaxListenersExceededWarning'), []);
       assert.ok(results.filter((r) => r.status === 'rejected').length >= 98);
       assert.ok(results.every((r) => r.status === 'fulfilled' || r.reason.name === 'AbortError'));
       assert.ok((await limiter.reserve('k')).waitMs <= 10100);
@@ -230,7 +256,7 @@ test('an abort while the store answers rejects at once; the slot goes back when 
     const start = performance.now();
     controller.abort();
     await assert.rejects(waiting, { name: 'AbortError' });
-    assert.ok(performance.now() - start < 50);
+    assert.ok(performance.now() - start < 100); // no answer awaited
   } finally {
     await redis.cont();
   }
