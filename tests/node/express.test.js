@@ -237,7 +237,9 @@ test('options are validated, naming the option', () => {
     [{ window: 1.5 }, /window \(milliseconds\) must be an integer/],
     [{ policy: '5/minute', limit: 5 }, /either policy or limit\/window/],
     [{ headers: 'draft-9' }, /headers must be false or one of/],
-    [{ key: 'ip' }, /key must be a function/],
+    [{ key: 'address' }, /key must be a function, 'ip', 'user'/],
+    [{ key: [] }, /an empty array makes no key/],
+    [{ scope: 'a b' }, /scope must be/],
     [{ keyGenerator: () => 'x' }, /unknown rateLimit option "keyGenerator"/],
     [{ policy: 'lots' }, /"lots"/],
     [{ onStoreError: 'maybe' }, /onStoreError must be one of/],
@@ -265,7 +267,9 @@ describe('Redis store', () => {
     }));
 
   test('limits shared by two apps through Redis', async () => {
-    const make = (app) => app.get('/', rateLimit({ limit: 3, window: 60_000, store: redis.url, key: byUser }), ok);
+    // Two apps in one process stand for two processes: they name the scope they share.
+    const make = (app) => app.get('/', rateLimit({ limit: 3, window: 60_000, store: redis.url, key: byUser,
+      scope: 'shared' }), ok);
     await withApp(make, (one) => withApp(make, async (two) => {
       const h = { 'x-user': 'shared' };
       const got = [];
