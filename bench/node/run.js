@@ -2,7 +2,9 @@
 // Runs every section in one process and prints one table: node bench/node/run.js <redis port>.
 // bench/node/run.sh sets everything up.
 
-const sections = { memory: require('./memory'), redis: require('./redis'), express: require('./http') };
+const sections = {
+  memory: require('./memory'), redis: require('./redis'), express: require('./http'), adapters: require('./adapters'),
+};
 
 async function main() {
   const redisPort = Number(process.argv[2]);
