@@ -194,19 +194,24 @@ for (const framework of FRAMEWORKS) {
       });
 
       if (storeName === 'redis') {
-        test('the store fails: fail open says so and advertises no quota, logged rate-limited; fail closed', async () => {
+        test('the store hangs, then dies: fail open says so and advertises no quota, logged rate-limited; fail closed; raise', async () => {
           const dead = new RedisServer();
           await dead.start();
-          const url = `${dead.url}?timeout=300ms&connect_timeout=300ms&circuit_backoff=100ms`;
+          const url = `${dead.url}?timeout=200ms&connect_timeout=200ms&circuit_backoff=100ms`;
           const { lines, logger } = logs();
           try {
             await withApp(framework, {
               routes: [
                 { method: 'GET', path: '/open', limits: [scoped({ limit: 100, store: url, logger })] },
                 { method: 'GET', path: '/closed', limits: [scoped({ limit: 100, store: url, onStoreError: 'deny', logger })] },
+                { method: 'GET', path: '/raise', limits: [scoped({ limit: 100, store: url, onStoreError: 'raise', logger })] },
               ],
             }, async (server) => {
               assert.equal((await server.request('/open')).headers.ratelimit, '"100-in-1min";r=99;t=60');
+              await dead.stop();  // SIGSTOP: connected, but no answer
+              const hung = await server.request('/open');
+              assert.deepEqual([hung.status, hung.headers['ratelimit-skipped'], hung.headers.ratelimit], [200, 'store-timeout', undefined]);
+              await dead.cont();
               await dead.kill();
               for (let i = 0; i < 20; i++) {
                 const r = await server.request('/open');
@@ -217,8 +222,10 @@ for (const framework of FRAMEWORKS) {
               }
               const closed = await server.request('/closed');
               assert.deepEqual([closed.status, closed.headers['retry-after'], closed.headers.ratelimit], [429, '1', undefined]);
+              assert.equal((await server.request('/raise')).status, 500);  // the framework's own error handling
+              // One line per kind within the interval, with the count of those left out on the next.
               assert.equal(lines.length, 2, lines.join('\n'));
-              assert.match(lines[0], /the store failed \(ERR_RATEWARDEN_STORE_UNAVAILABLE.*fail open/);
+              assert.match(lines[0], /the store failed \(ERR_RATEWARDEN_STORE_TIMEOUT.*fail open/);
               assert.match(lines[1], /fail closed/);
             });
           } finally {
@@ -226,6 +233,20 @@ for (const framework of FRAMEWORKS) {
           }
         });
       }
+
+      test('a custom handler answers a denial, with the decision', () => {
+        const handler = {
+          express4: (req, res, next, d) => res.status(503).send(`wait ${d.retryAfterMs > 0}`),
+          express5: (req, res, next, d) => res.status(503).send(`wait ${d.retryAfterMs > 0}`),
+          fastify: (request, reply, d) => reply.code(503).send(`wait ${d.retryAfterMs > 0}`),
+          koa: (ctx, d) => { ctx.status = 503; ctx.body = `wait ${d.retryAfterMs > 0}`; },
+        }[framework];
+        return withApp(framework, { routes: [route('/h', scoped({ limit: 1, handler }))] }, async (server) => {
+          await server.request('/h');
+          const r = await server.request('/h');
+          assert.deepEqual([r.status, r.body, r.headers['retry-after']], [503, 'wait true', '60']);
+        });
+      });
 
       test('adversarial: 400 distinct keys at once, then 200 requests in flight for one key with a limit of 50', () =>
         withApp(framework, {
