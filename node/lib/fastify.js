@@ -89,6 +89,7 @@ function ratewarden(fastify, options, done) {
   // Made at start-up, once: every route without a limit of its own shares this one (one count per client across
   // the routes, as a per-app limit is expected to do).
   let shared;
+  const getters = new Map();  // url -> { own, limiter } of its GET route: the HEAD route Fastify adds shares it
   if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', undefined);
   fastify.addHook('onRoute', (route) => {
     const own = route.config?.rateLimit;
@@ -101,6 +102,9 @@ function ratewarden(fastify, options, done) {
     if (own === undefined) {
       if (shared === undefined) shared = new HttpLimiter(plugin.rest, access);
       limiter = shared;
+    } else if (route.method === 'HEAD' && getters.get(route.url)?.own === own) {
+      limiter = getters.get(route.url).limiter;
+      hook = split({ hook: plugin.hook, ...own }).hook;
     } else {
       const merged = split({ global: plugin.global, hook: plugin.hook, ...own });
       hook = merged.hook;
@@ -112,6 +116,7 @@ function ratewarden(fastify, options, done) {
       }
       if (own.limit !== undefined || own.window !== undefined) delete base.policy;
       limiter = new HttpLimiter({ ...base, ...merged.rest }, access);
+      if (route.method === 'GET') getters.set(route.url, { own, limiter });
     }
     if (limiter.needsBody) hook = 'preHandler';
     const existing = route[hook];

@@ -281,3 +281,20 @@ test('a scope named by two limits that count differently is refused at start-up'
   assert.throws(() => rateLimit({ scope: 'ambiguous', limit: 5, key: 'user', store: url }), /count differently/);
   rateLimit({ scope: 'ambiguous', limit: 5, store: url });  // the same count: shared on purpose
 });
+
+test('fastify: the HEAD route Fastify adds shares its GET route\'s count; routes of child contexts are limited', async () => {
+  const app = require('fastify')();
+  await app.register(require('ratewarden/fastify'), { global: false });
+  await app.register(async (child) => {
+    child.get('/x', { config: { rateLimit: scoped({ limit: 2 }) } }, async () => 'ok');
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const url = `http://127.0.0.1:${app.server.address().port}/x`;
+    const got = [];
+    for (const method of ['HEAD', 'GET', 'HEAD', 'GET']) got.push((await fetch(url, { method })).status);
+    assert.deepEqual(got, [200, 200, 429, 429]);
+  } finally {
+    await app.close();
+  }
+});
