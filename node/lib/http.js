@@ -5,7 +5,7 @@
 // an `access` object and applies the plan that `run` returns to its framework's response.
 //
 // A request meets limiters in turn (app-wide, router, route): what they did is one `state` per request,
-// { counted, reports }, which the adapter keeps on the request. Its fields are computed from every report so far,
+// { counted, reports, shadowed }, which the adapter keeps on the request. Its fields are computed from every report so far,
 // so each limiter sets them again with its own added.
 
 const { Limiter } = require('./limiter');
@@ -30,6 +30,8 @@ const ERROR = 3;
 const NONE = Object.freeze([]);
 const PASS = Object.freeze({ kind: NEXT, fields: NONE, decision: undefined });
 const failure = (error) => ({ kind: ERROR, fields: NONE, decision: undefined, error });
+
+const notRetryAfter = (field) => field[0] !== 'Retry-After';
 
 const QUOTA_EXCEEDED = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
 
@@ -229,15 +231,17 @@ class HttpLimiter {
     let fields = reports.length === 1 ? this.ownFields.of([d], now) : rateLimitFields(reports, this.style, this.legacy, now);
     if (d.allowed) {
       this.metrics.allowed++;
+      // A shadow denial earlier on the request is shown in the fields, but refused nothing.
+      if (state.shadowed) fields = fields.filter(notRetryAfter);
       return { kind: NEXT, fields, decision: d };
     }
     if (this.shadow) {
       // Shadow mode: the fields as they would be, but no refusal, so no Retry-After either.
       this.metrics.shadowDenied++;
+      state.shadowed = true;
       this.log.warn('shadow', `shadow mode: a request over ${this.quotas[d.policyIndex].name} (scope ${this.scope}) ` +
         'would have been refused');
-      fields = fields.filter((f) => f[0] !== 'Retry-After');
-      return { kind: NEXT, fields, decision: d };
+      return { kind: NEXT, fields: fields.filter(notRetryAfter), decision: d };
     }
     this.metrics.denied++;
     const body = this.bodies.byRate[d.policyIndex] || this.bodies.unknown;
@@ -271,6 +275,6 @@ class HttpLimiter {
   }
 }
 
-const newState = () => ({ counted: [], reports: [] });
+const newState = () => ({ counted: [], reports: [], shadowed: false });
 
 module.exports = { HttpLimiter, newState, NEXT, DENY, KEY_ERROR, ERROR, QUOTA_EXCEEDED };

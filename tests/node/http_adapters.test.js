@@ -145,6 +145,21 @@ for (const framework of FRAMEWORKS) {
           });
       });
 
+      test('a shadow denial earlier on the request brings no Retry-After with a later limit that allows', () => {
+        if (framework === 'fastify') return undefined;  // one limit per Fastify route
+        const { logger } = logs();
+        return withApp(framework, {
+          app: scoped({ limit: 1, shadow: true, logger, store: store() }),
+          routes: [route('/x', scoped({ limit: 10 }))],
+        }, async (server) => {
+          await server.request('/x');
+          const r = await server.request('/x');
+          assert.equal(r.status, 200);
+          assert.equal(r.headers.ratelimit, '"1-in-1min";r=0;t=60, "10-in-1min";r=8;t=60');
+          assert.equal(r.headers['retry-after'], undefined);
+        });
+      });
+
       test('skip, sync and async', () =>
         withApp(framework, {
           routes: [
