@@ -249,6 +249,16 @@ for (const framework of FRAMEWORKS) {
         });
       }
 
+      test('adversarial: every connection dropped with 100 requests in flight; the app answers afterwards', () =>
+        withApp(framework, { routes: [route('/d', scoped({ limit: 1000, key: 'header:x-k' }))] }, async (server) => {
+          const inFlight = server.many('/d', Array.from({ length: 100 }, (_, i) => ({ 'x-k': `drop-${i % 7}` })));
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          server.dropConnections();
+          await inFlight.catch(() => {});  // some were answered, the rest lost their socket
+          const r = await server.request('/d', { headers: { 'x-k': 'after' } });
+          assert.deepEqual([r.status, r.headers.ratelimit], [200, '"1000-in-1min";r=999;t=60']);
+        }));
+
       test('a custom handler answers a denial, with the decision', () => {
         const handler = {
           express4: (req, res, next, d) => res.status(503).send(`wait ${d.retryAfterMs > 0}`),

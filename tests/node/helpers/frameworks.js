@@ -90,6 +90,7 @@ function wrap(server, close) {
   return {
     base,
     many: (path, headersList) => many(port, path, headersList),
+    dropConnections: () => server.closeAllConnections(),  // every socket, mid-request or not
     async request(path, options = {}) {
       const res = await fetch(base + path, options);
       return { status: res.status, body: await res.text(), headers: Object.fromEntries(res.headers) };
