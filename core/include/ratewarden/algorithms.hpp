@@ -88,7 +88,9 @@ Decision combine_decisions(const std::vector<Decision>& decisions);
 // scripts run): evaluate every policy; a hit charges them all only if every one allows it. `states[i]` holds the
 // state of `policies[i]` (fresh_state() for an absent key) and is updated in place; `expires_at_us[i]` receives its
 // expiry. Returns combine_decisions() of the policies' decisions: a hit charged the states exactly when it is allowed.
+// Mode::reserve and Mode::cancel (gcra and token_bucket) take `mode_arg`: max_wait_us, or the reservation's ticket
+// (cancel takes one policy); they too changed the states exactly when the decision is allowed.
 Decision decide_all(const Policy* policies, AlgorithmState* const* states, size_t count, int64_t now_us, int64_t cost,
-                    Mode mode, int64_t* expires_at_us);
+                    Mode mode, int64_t* expires_at_us, int64_t mode_arg = 0);
 
 }  // namespace ratewarden

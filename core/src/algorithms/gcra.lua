@@ -13,7 +13,7 @@ local function evaluate(s, now, p, cost, hit)
 
   local allowed = next_tat - now <= tau
   s.tat = (allowed and hit) and next_tat or tat
-  local remaining = idiv(tau - (s.tat - now), t)
+  local remaining = math.max(0, idiv(tau - (s.tat - now), t))
   local retry_after = allowed and 0 or next_tat - now - tau
   return {allowed, p.extra, remaining, s.tat - now, retry_after, p.extra - remaining}, s.tat
 end

@@ -17,7 +17,7 @@ local function evaluate(s, now, p, cost, hit)
   local allowed = credit >= need
   if allowed and hit then credit = credit - need end
   s.full_at = now + cap - credit
-  local remaining = idiv(credit, t)
+  local remaining = math.max(0, idiv(credit, t))
   return {allowed, p.extra, remaining, cap - credit, allowed and 0 or need - credit, p.extra - remaining}, s.full_at
 end
 
