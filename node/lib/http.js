@@ -106,8 +106,9 @@ function checkOptions(options) {
   const o = {
     key: 'ip', message: 'Too many requests, please try again later.', statusCode: 429, problem: false,
     headers: 'draft-8', legacyHeaders: false, onStoreError: 'allow', ipv6Subnet: DEFAULT_IPV6_SUBNET,
-    skippedHeader: 'RateLimit-Skipped', shadow: false, logger: console, logInterval: 10000, ...options,
+    skippedHeader: 'RateLimit-Skipped', shadow: false, logger: console, logInterval: 10000,
   };
+  for (const name of Object.keys(options)) if (options[name] !== undefined) o[name] = options[name];  // undefined: the default
   for (const name of ['skip', 'handler', 'onKeyError']) optionalFunction(name, o[name]);
   if (o.headers !== false && !STYLES.includes(o.headers)) {
     throw invalidArgument(`headers must be false or one of ${STYLES.map((s) => `"${s}"`).join(', ')}, got ${JSON.stringify(o.headers)}`);

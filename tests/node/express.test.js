@@ -244,6 +244,7 @@ test('options are validated, naming the option', () => {
     [{ policy: 'lots' }, /"lots"/],
     [{ onStoreError: 'maybe' }, /onStoreError must be one of/],
   ];
+  rateLimit({ key: undefined, headers: undefined, onStoreError: undefined });  // undefined is the default
   for (const [options, message] of bad) {
     assert.throws(() => rateLimit(options), (e) => e.code === 'ERR_RATEWARDEN_INVALID_ARGUMENT' && message.test(e.message));
   }
