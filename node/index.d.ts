@@ -91,6 +91,8 @@ export declare class Limiter {
   reset(key: Key): Promise<void>;
   /** One hit per key, in one round trip where the store can. */
   hitMany(keys: readonly Key[], options?: CallOptions): Promise<Decision[]>;
+  /** Gives back up to the cost of the newest charges on the key, in every rate; what peek decides afterwards. */
+  refund(key: Key, options?: CallOptions): Promise<Decision>;
   /** A hit charged at the earliest instant, within maxWaitMs, that every rate allows (gcra, token_bucket). */
   reserve(key: Key, options?: ReserveOptions): Promise<Reservation>;
   /** Gives a reservation's slot back: true when it was (nothing was charged on the key after it). */
