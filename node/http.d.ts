@@ -58,6 +58,12 @@ export interface HttpOptions<Args extends unknown[]> {
   onStoreError?: 'allow' | 'deny' | 'raise';
   /** The field that says limiting was skipped because the store failed (default "RateLimit-Skipped"), or false. */
   skippedHeader?: string | false;
+  /**
+   * Count only what matters: once the response is sent, a request this limit counted is given back (the core's
+   * refund) unless this says it counts — "failure" (a status of 400 or more: count failed logins only), "success"
+   * (below 400), or a function of the request, called after the response (may be async).
+   */
+  countWhen?: 'failure' | 'success' | ((...args: Args) => boolean | Promise<boolean>);
   /** Decide and send the fields, but never refuse (a dry run). Default false. */
   shadow?: boolean;
   /** Where warnings go (default console): store failures, keys that cannot be made, shadow denials. */
@@ -74,6 +80,8 @@ export interface HttpMetrics {
   readonly skipped: number;
   readonly keyErrors: number;
   readonly storeErrors: number;
+  /** Counts given back because countWhen said the response does not count. */
+  readonly refunded: number;
 }
 
 /** The limit behind a middleware (its `limiter` property). */

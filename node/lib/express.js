@@ -53,7 +53,10 @@ function rateLimit(options = {}) {
     const { fields } = plan;
     for (let i = 0; i < fields.length; i++) res.setHeader(fields[i][0], fields[i][1]);
     if (plan.decision !== undefined) req.rateLimit = plan.decision;
-    if (plan.kind === NEXT) return next();
+    if (plan.kind === NEXT) {
+      if (plan.key !== undefined) res.once('finish', () => limiter.settle(plan, req, res, res.statusCode));
+      return next();
+    }
     if (plan.kind === KEY_ERROR) return onKeyError(req, res, next, plan.error);
     if (plan.kind !== DENY) return next(plan.error);
     if (handler && plan.decision !== undefined) return handler(req, res, next, plan.decision);

@@ -55,7 +55,12 @@ function hookOf(limiter) {
     const { fields } = plan;
     for (let i = 0; i < fields.length; i++) reply.header(fields[i][0], fields[i][1]);
     if (plan.decision !== undefined) request.rateLimit = plan.decision;
-    if (plan.kind === NEXT) done();
+    if (plan.kind === NEXT) {
+      if (plan.key !== undefined) {
+        reply.raw.once('finish', () => limiter.settle(plan, request, reply, reply.statusCode));
+      }
+      done();
+    }
     else if (plan.kind === KEY_ERROR) onKeyError(request, reply, plan.error);
     else if (plan.kind !== DENY) done(plan.error);
     else if (handler && plan.decision !== undefined) handler(request, reply, plan.decision);

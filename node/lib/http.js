@@ -18,7 +18,7 @@ const { ThrottledLog } = require('./http_log');
 
 const KNOWN = ['limit', 'window', 'policy', 'algorithm', 'burst', 'buckets', 'prefix', 'store', 'scope', 'key',
   'ipv6Subnet', 'skip', 'handler', 'onKeyError', 'message', 'statusCode', 'problem', 'headers', 'legacyHeaders',
-  'onStoreError', 'skippedHeader', 'shadow', 'logger', 'logInterval'];
+  'onStoreError', 'skippedHeader', 'shadow', 'logger', 'logInterval', 'countWhen'];
 
 // The plan's kinds: go on (with fields to set, maybe none), refuse (fields, status and body), the key could not be
 // made (onKeyError answers), or an error for the framework's error handling.
@@ -30,6 +30,8 @@ const ERROR = 3;
 const NONE = Object.freeze([]);
 const PASS = Object.freeze({ kind: NEXT, fields: NONE, decision: undefined });
 const failure = (error) => ({ kind: ERROR, fields: NONE, decision: undefined, error });
+
+const COUNT_WHEN = ['failure', 'success'];
 
 const notRetryAfter = (field) => field[0] !== 'Retry-After';
 
@@ -133,6 +135,9 @@ function checkOptions(options) {
   if (!(Number.isFinite(o.logInterval) && o.logInterval >= 0)) {
     throw invalidArgument(`logInterval must be a number of milliseconds >= 0, got ${JSON.stringify(o.logInterval)}`);
   }
+  if (o.countWhen !== undefined && !COUNT_WHEN.includes(o.countWhen) && typeof o.countWhen !== 'function') {
+    throw invalidArgument(`countWhen must be "failure", "success" or a function, got ${JSON.stringify(o.countWhen)}`);
+  }
   if (typeof o.message !== 'string' && (o.message === null || typeof o.message !== 'object')) {
     throw invalidArgument('message must be a string or an object (sent as JSON)');
   }
@@ -167,11 +172,12 @@ class HttpLimiter {
     this.shadow = o.shadow;
     this.onStoreError = o.onStoreError;
     this.skippedHeader = o.skippedHeader;
+    this.countWhen = o.countWhen;
     this.statusCode = o.statusCode;
     this.bodies = denialBodies(o, this.quotas, o.statusCode);
     this.log = new ThrottledLog(o.logger, `ratewarden/${access.framework}`, o.logInterval);
     // What this limiter did, for metrics and tests.
-    this.metrics = { allowed: 0, denied: 0, shadowDenied: 0, skipped: 0, keyErrors: 0, storeErrors: 0 };
+    this.metrics = { allowed: 0, denied: 0, shadowDenied: 0, skipped: 0, keyErrors: 0, storeErrors: 0, refunded: 0 };
   }
 
   // The plan for one request: (a, b) are the framework's request arguments (given to key, skip), `state` the
@@ -220,12 +226,12 @@ class HttpLimiter {
       } catch (error) {
         return this.#failed(error);
       }
-      return this.#respond(d, state);
+      return this.#respond(d, state, key);
     }
-    return this.limiter.hit(key).then((d) => this.#respond(d, state), (error) => this.#failed(error));
+    return this.limiter.hit(key).then((d) => this.#respond(d, state, key), (error) => this.#failed(error));
   }
 
-  #respond(d, state) {
+  #respond(d, state, key) {
     const { reports } = state;
     reports.push({ quotas: this.quotas, decision: d });
     const now = this.legacy ? Date.now() : 0;
@@ -234,7 +240,8 @@ class HttpLimiter {
       this.metrics.allowed++;
       // A shadow denial earlier on the request is shown in the fields, but refused nothing.
       if (state.shadowed) fields = fields.filter(notRetryAfter);
-      return { kind: NEXT, fields, decision: d };
+      // With countWhen, the adapter calls settle() once the response is sent: `key` is what to give back.
+      return { kind: NEXT, fields, decision: d, key: this.countWhen === undefined ? undefined : key };
     }
     if (this.shadow) {
       // Shadow mode: the fields as they would be, but no refusal, so no Retry-After either.
@@ -247,6 +254,36 @@ class HttpLimiter {
     this.metrics.denied++;
     const body = this.bodies.byRate[d.policyIndex] || this.bodies.unknown;
     return { kind: DENY, fields, decision: d, status: this.statusCode, type: body.type, body: body.bytes };
+  }
+
+  // Count only what matters: once the response to a request this limit counted is sent, the count is given back
+  // (the core's refund, exact on every store) unless countWhen says the response counts — 'failure' (a status of
+  // 400 or more: count failed logins only), 'success' (below 400), or a function of the request (may be async).
+  // A client over the limit is still refused before its request runs.
+  settle(plan, a, b, status) {
+    let counts;
+    try {
+      counts = this.countWhen === 'failure' ? status >= 400
+        : this.countWhen === 'success' ? status < 400 : this.countWhen(a, b);
+    } catch (error) {
+      this.log.warn('countWhen', `countWhen threw (the request stays counted): ${error && error.message}`);
+      return;
+    }
+    if (!isPromise(counts)) {
+      this.#giveBackUnless(counts, plan.key);
+      return;
+    }
+    counts.then((c) => this.#giveBackUnless(c, plan.key), (error) => {
+      this.log.warn('countWhen', `countWhen failed (the request stays counted): ${error && error.message}`);
+    });
+  }
+
+  #giveBackUnless(counts, key) {
+    if (counts) return;
+    this.metrics.refunded++;
+    this.limiter.refund(key).catch((error) => {
+      this.log.warn('refund', `a count could not be given back (${error.code}: ${error.message})`);
+    });
   }
 
   #keyError(error) {

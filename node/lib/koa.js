@@ -52,7 +52,10 @@ function rateLimit(options = {}) {
     const { fields } = plan;
     for (let i = 0; i < fields.length; i++) ctx.set(fields[i][0], fields[i][1]);
     if (plan.decision !== undefined) ctx.state.rateLimit = plan.decision;
-    if (plan.kind === NEXT) return next();
+    if (plan.kind === NEXT) {
+      if (plan.key !== undefined) ctx.res.once('finish', () => limiter.settle(plan, ctx, undefined, ctx.status));
+      return next();
+    }
     if (plan.kind === KEY_ERROR) return onKeyError(ctx, plan.error);
     if (plan.kind !== DENY) throw plan.error;
     if (handler && plan.decision !== undefined) return handler(ctx, plan.decision);

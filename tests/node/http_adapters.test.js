@@ -160,6 +160,30 @@ for (const framework of FRAMEWORKS) {
         });
       });
 
+      test('count only what matters: countWhen failure counts failed logins only; a function decides too', () =>
+        withApp(framework, {
+          routes: [
+            route('/login', scoped({ limit: 2, key: 'header:x-k', countWhen: 'failure' })),
+            route('/fn', scoped({ limit: 1, key: 'header:x-k', countWhen: async () => false })),
+          ],
+        }, async (server) => {
+          const settled = () => new Promise((resolve) => setTimeout(resolve, storeName === 'redis' ? 30 : 0));
+          const k = `cw-${unique}`;
+          const login = async (fail) => {
+            const r = await server.request('/login', { headers: { 'x-k': k, 'x-fail': fail ? '1' : '0' } });
+            await settled();  // the refund leaves once the response is sent
+            return r.status;
+          };
+          const got = [];
+          for (const fail of [false, false, false, true, false, true, false, true]) got.push(await login(fail));
+          // Successes are given back; the two failures use the limit up; then every attempt is refused.
+          assert.deepEqual(got, [200, 200, 200, 401, 200, 401, 429, 429]);
+          for (let i = 0; i < 3; i++) {
+            assert.equal((await server.request('/fn', { headers: { 'x-k': k } })).status, 200);
+            await settled();
+          }
+        }));
+
       test('skip, sync and async', () =>
         withApp(framework, {
           routes: [

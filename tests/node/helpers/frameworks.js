@@ -4,7 +4,8 @@
 //   serve(name, { app: options | undefined, routes: [{ method, path, limits: [options...] }], trustProxy })
 // `app` is an app-wide limit (Express and Koa: app.use; Fastify: the plugin's options). A route's limits run in
 // order (Fastify: one limit per route, its config.rateLimit). Every app parses JSON bodies before its limits and
-// sets the user to { id: Number(x-user) } when the request carries x-user. A handler answers "ok".
+// sets the user to { id: Number(x-user) } when the request carries x-user. A handler answers "ok", or 401 "no" to
+// a request with x-fail: 1 (a failed login).
 
 const http = require('node:http');
 
@@ -23,7 +24,8 @@ function expressApp(express, { app: global, routes, trustProxy }) {
   });
   if (global) app.use(rateLimit(global));
   for (const r of routes) {
-    app[r.method.toLowerCase()](r.path, ...r.limits.map((o) => rateLimit(o)), (req, res) => res.send('ok'));
+    app[r.method.toLowerCase()](r.path, ...r.limits.map((o) => rateLimit(o)),
+      (req, res) => (req.headers['x-fail'] === '1' ? res.status(401).send('no') : res.send('ok')));
   }
   const server = http.createServer(app);
   return listening(server);
@@ -44,7 +46,8 @@ async function fastifyApp({ app: global, routes, trustProxy }) {
   for (const r of routes) {
     if (r.limits.length > 1) throw new Error('Fastify: one limit per route');
     const config = r.limits.length ? { rateLimit: r.limits[0] } : {};
-    app.route({ method: r.method, url: r.path, config, handler: async () => 'ok' });
+    app.route({ method: r.method, url: r.path, config,
+      handler: async (request, reply) => (request.headers['x-fail'] === '1' ? reply.code(401).send('no') : 'ok') });
   }
   await app.listen({ port: 0, host: '127.0.0.1' });
   return wrap(app.server, () => app.close());
@@ -67,7 +70,10 @@ function koaApp({ app: global, routes, trustProxy }) {
   });
   if (global) app.use(rateLimit(global));
   for (const r of routes) {
-    const chain = compose([...r.limits.map((o) => rateLimit(o)), (ctx) => { ctx.body = 'ok'; }]);
+    const chain = compose([...r.limits.map((o) => rateLimit(o)), (ctx) => {
+      if (ctx.headers['x-fail'] === '1') ctx.status = 401;
+      ctx.body = ctx.status === 401 ? 'no' : 'ok';
+    }]);
     app.use((ctx, next) => (ctx.method === r.method && ctx.path === r.path ? chain(ctx) : next()));
   }
   return listening(http.createServer(app.callback()));

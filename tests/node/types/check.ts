@@ -73,6 +73,10 @@ const mw = rw.rateLimit({ ...shared, key: ['ip', 'header:x-api-key', 'body:user'
 const scope: string = mw.limiter.scope;
 const denied: number = mw.limiter.metrics.denied;
 rw.rateLimit({ key: (req) => Number(req.get('x-id')) });  // a number is a key
+rw.rateLimit({ policy: '5/minute', key: 'body:user', countWhen: 'failure' });
+rw.rateLimit({ countWhen: (req, res) => res.statusCode === 401 });
+// @ts-expect-error not a countWhen
+rw.rateLimit({ countWhen: 'errors' });
 // @ts-expect-error not a key spec
 rw.rateLimit({ key: 'cookie:session' });
 // @ts-expect-error problem is a boolean
