@@ -112,6 +112,8 @@ export declare class Limiter {
   reset(key: Key): Promise<void>;
   /** One hit per key, in one round trip where the store can. */
   hitMany(keys: readonly Key[], options?: CallOptions): Promise<Decision[]>;
+  /** Gives back up to the cost of the newest charges on the key, in every rate; what peek decides afterwards. */
+  refund(key: Key, options?: CallOptions): Promise<Decision>;
   /** A hit charged at the earliest instant, within maxWaitMs, that every rate allows (gcra, token_bucket). */
   reserve(key: Key, options?: ReserveOptions): Promise<Reservation>;
   /** Gives a reservation's slot back: true when it was (nothing was charged on the key after it). */
@@ -131,6 +133,28 @@ export declare class Limiter {
   hitSync(key: Key, options?: CallOptions): Decision;
   /** hit, answered synchronously with only whether it is allowed (no decision is made): the memory store only. */
   allowSync(key: Key, options?: CallOptions): boolean;
+}
+
+export interface KeyListOptions {
+  /** 1 to 64 letters, digits, "_", "." or "-": the list's name in the store. */
+  name: string;
+  /** A Store or a URL (default "memory://"). */
+  store?: string | Store;
+  /** How long an entry lasts from when it was added (default: 10 years, i.e. until removed). */
+  durationMs?: number;
+}
+
+/** A deny list or an allow list held in the store: every process of every runtime on it sees an entry at once. */
+export declare class KeyList {
+  constructor(options: KeyListOptions);
+  readonly name: string;
+  readonly durationMs: number;
+  readonly store: Store;
+  add(key: Key): Promise<void>;
+  remove(key: Key): Promise<void>;
+  has(key: Key): Promise<boolean>;
+  /** Milliseconds until the key's entry ends (rounded up); 0 when it is not in the list. */
+  expiresInMs(key: Key): Promise<number>;
 }
 
 export interface StoreOptions {

@@ -265,6 +265,16 @@ RW_EXPORT int rw_peek_async_v2(rw_limiter_t *limiter, const char *key, size_t ke
 RW_EXPORT int rw_hit_many_async_v2(rw_limiter_t *limiter, const char *const *keys, const size_t *keylens, size_t n,
                                    int64_t cost, rw_hit_many_v2_callback callback, void *user_data, char **errmsg);
 
+/* ---- Refunds ------------------------------------------------------------------------------------------------ */
+
+/* Gives back up to `cost` of what was charged most recently on the key, in every policy (docs/algorithms.md,
+ * "Refunds": e.g. count only failed logins — hit before, refund when the login succeeded), atomically in the store.
+ * Writes what rw_peek_v2 of `cost` decides afterwards. An absent key has nothing to give back. */
+RW_EXPORT int rw_refund(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
+                        rw_decision_v2_t *decision, char **errmsg);
+RW_EXPORT int rw_refund_async(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
+                              rw_hit_v2_callback callback, void *user_data, char **errmsg);
+
 /* ---- Reservations: pacing outbound calls (docs/pacing.md, docs/algorithms.md "Reservations") ----------------- */
 
 /* What rw_reserve writes. decision.allowed = 1: the slot is charged; act after wait_us (0: now) — the caller sleeps.

@@ -149,7 +149,10 @@ int decide(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, 
   if (bad_key(key, keylen)) return null_argument(errmsg, "key");
   return guarded(errmsg, [&] {
     std::string_view k(key == nullptr ? "" : key, keylen);
-    to_c(mode == ratewarden::Mode::hit ? limiter->rep->hit(k, cost) : limiter->rep->peek(k, cost), decision);
+    to_c(mode == ratewarden::Mode::hit    ? limiter->rep->hit(k, cost)
+         : mode == ratewarden::Mode::peek ? limiter->rep->peek(k, cost)
+                                          : limiter->rep->refund(k, cost),
+         decision);
   });
 }
 
@@ -213,8 +216,10 @@ int decide_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t 
     std::string_view k(key == nullptr ? "" : key, keylen);
     if (mode == ratewarden::Mode::hit)
       limiter->rep->hit_async(k, cost, decision_callback(callback, user_data));
-    else
+    else if (mode == ratewarden::Mode::peek)
       limiter->rep->peek_async(k, cost, decision_callback(callback, user_data));
+    else
+      limiter->rep->refund_async(k, cost, decision_callback(callback, user_data));
   });
 }
 
@@ -470,4 +475,14 @@ int rw_cancel(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cos
     slot.ticket = reservation->ticket;
     *given = limiter->rep->cancel(std::string_view(key == nullptr ? "" : key, keylen), cost, slot) ? 1 : 0;
   });
+}
+
+int rw_refund(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_decision_v2_t* decision,
+              char** errmsg) {
+  return decide(limiter, key, keylen, cost, decision, errmsg, ratewarden::Mode::refund);
+}
+
+int rw_refund_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_hit_v2_callback callback,
+                    void* user_data, char** errmsg) {
+  return decide_async(limiter, key, keylen, cost, callback, user_data, errmsg, ratewarden::Mode::refund);
 }

@@ -155,6 +155,8 @@ void Limiter::validate_reserve(int64_t max_wait_us) const {
   if (max_wait_us < 0) throw InvalidArgument("max_wait must be >= 0, got " + std::to_string(max_wait_us) + " µs");
 }
 
+Decision Limiter::refund(std::string_view key, int64_t cost) { return decide(key, cost, Mode::refund); }
+
 Decision Limiter::reserve(std::string_view key, int64_t cost, int64_t max_wait_us) {
   validate_reserve(max_wait_us);
   return decide(key, cost, Mode::reserve, max_wait_us);
@@ -243,6 +245,10 @@ void Limiter::hit_async(std::string_view key, int64_t cost, DecisionCallback don
 
 void Limiter::peek_async(std::string_view key, int64_t cost, DecisionCallback done, Completion where) {
   decide_async(key, cost, Mode::peek, std::move(done), where);
+}
+
+void Limiter::refund_async(std::string_view key, int64_t cost, DecisionCallback done, Completion where) {
+  decide_async(key, cost, Mode::refund, std::move(done), where);
 }
 
 void Limiter::reserve_async(std::string_view key, int64_t cost, int64_t max_wait_us, DecisionCallback done,

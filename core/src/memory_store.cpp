@@ -205,7 +205,8 @@ Decision MemoryStore::decide(const StoreCall& call) {
   }
   const Decision d = decide_all(call.policies, states.data(), call.count, now, call.cost, call.mode, expiries.data(),
                               call.mode_arg());
-  const bool charged = hit && d.allowed;
+  // A refund changes live states only: an absent key has nothing to give back.
+  const bool charged = hit && d.allowed && call.mode != Mode::refund;
   // Update and use the stored entries before inserting the new ones, so that making room never evicts them.
   for (size_t i = 0; i < call.count; ++i) {
     Entry* entry = entries[i];

@@ -21,6 +21,7 @@ const RESET = 2;
 const HIT_MANY = 3;
 const RESERVE = 4;
 const CANCEL = 5;
+const REFUND = 6;
 
 class Limiter {
   #native;
@@ -78,6 +79,19 @@ class Limiter {
       return Promise.resolve(this.#native.resetSync(key));
     } catch (error) {
       return Promise.reject(fromCaller(error, this.reset));
+    }
+  }
+
+  // Gives back up to `cost` of what was charged most recently on the key, in every rate (e.g. a login that
+  // succeeded, when only failures should count: docs/algorithms.md, "Refunds"). Resolves with what peek decides
+  // afterwards.
+  refund(key, options) {
+    if (!this.#inMemory) return this.#remote(REFUND, this.refund, key, options);
+    try {
+      this.#native.refundSync(key, costOf(options, this.refund));
+      return Promise.resolve(decisionAt(this.#out, 0));
+    } catch (error) {
+      return Promise.reject(fromCaller(error, this.refund));
     }
   }
 
@@ -177,6 +191,8 @@ class Limiter {
         }
       } else if (op === HIT_MANY) {
         n.hitMany(key, costOf(options, method), id);
+      } else if (op === REFUND) {
+        n.refund(key, costOf(options, method), id);
       } else if (op === RESERVE) {
         n.reserve(key, costOf(options, method), maxWaitOf(options, method), id);
       } else if (op === CANCEL) {

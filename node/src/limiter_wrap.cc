@@ -96,6 +96,8 @@ Napi::Function LimiterWrap::define(Napi::Env env) {
                       InstanceMethod<&LimiterWrap::hit_many_sync>("hitManySync"),
                       InstanceMethod<&LimiterWrap::reset>("reset"),
                       InstanceMethod<&LimiterWrap::hit_many>("hitMany"),
+                      InstanceMethod<&LimiterWrap::refund_sync>("refundSync"),
+                      InstanceMethod<&LimiterWrap::refund>("refund"),
                       InstanceMethod<&LimiterWrap::reserve_sync>("reserveSync"),
                       InstanceMethod<&LimiterWrap::reserve>("reserve"),
                       InstanceMethod<&LimiterWrap::cancel_sync>("cancelSync"),
@@ -206,6 +208,22 @@ void LimiterWrap::hit_many(const Napi::CallbackInfo& info) {
   // Every key is validated before anything is charged.
   guarded(info.Env(), [&] {
     limiter_->hit_many_async(keys.views, cost, completions_->on_decisions(id), Completion::any_thread);
+  });
+  completions_->started(info.Env());
+}
+
+void LimiterWrap::refund_sync(const Napi::CallbackInfo& info) {
+  const std::string_view key = keys_->read(info[0]);
+  const int64_t cost = integer_value(info[1]);
+  write_decision(guarded(info.Env(), [&] { return limiter_->refund(key, cost); }), out_);
+}
+
+void LimiterWrap::refund(const Napi::CallbackInfo& info) {
+  const std::string_view key = keys_->read(info[0]);
+  const int64_t cost = integer_value(info[1]);
+  const uint32_t id = call_id(info.Env(), info[2]);
+  guarded(info.Env(), [&] {
+    limiter_->refund_async(key, cost, completions_->on_decision(id), Completion::any_thread);
   });
   completions_->started(info.Env());
 }

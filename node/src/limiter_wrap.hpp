@@ -40,6 +40,9 @@ class LimiterWrap : public Napi::ObjectWrap<LimiterWrap> {
   // Reservations (node/lib/limiter.js): reserveSync(key, cost, maxWaitUs) writes to `out`; reserve(key, cost,
   // maxWaitUs, id) answers as kReservation. maxWaitUs: an integer or Infinity. cancelSync(key, cost, allowed,
   // ticket) -> boolean; cancel(key, cost, allowed, ticket, id) answers a decision whose allowed = given back.
+  // refundSync(key, cost) writes to `out`; refund(key, cost, id) answers a decision.
+  void refund_sync(const Napi::CallbackInfo& info);
+  void refund(const Napi::CallbackInfo& info);
   void reserve_sync(const Napi::CallbackInfo& info);
   void reserve(const Napi::CallbackInfo& info);
   Napi::Value cancel_sync(const Napi::CallbackInfo& info);

@@ -91,6 +91,11 @@ class Completions {
     return py::none();
   }
 
+  void refund(Limiter& limiter, py::handle key, py::handle cost, py::object future) {
+    limiter.refund_async(key_view(key), to_int64(cost, "cost"), decision_callback(future), Completion::any_thread);
+    future.release();
+  }
+
   void reserve(Limiter& limiter, py::handle key, py::handle cost, py::handle max_wait, py::object future) {
     const std::string_view k = key_view(key);
     limiter.reserve_async(k, to_int64(cost, "cost"), to_max_wait_us(max_wait), decision_callback(future),
@@ -198,6 +203,7 @@ void bind_async(py::module_& m) {
       .def("hit", &Completions::hit, py::arg("limiter"), py::arg("key"), py::arg("cost"), py::arg("future"))
       .def("peek", &Completions::peek, py::arg("limiter"), py::arg("key"), py::arg("cost"), py::arg("future"))
       .def("reset", &Completions::reset, py::arg("limiter"), py::arg("key"), py::arg("future"))
+      .def("refund", &Completions::refund, py::arg("limiter"), py::arg("key"), py::arg("cost"), py::arg("future"))
       .def("reserve", &Completions::reserve, py::arg("limiter"), py::arg("key"), py::arg("cost"),
            py::arg("max_wait"), py::arg("future"))
       .def("cancel", &Completions::cancel, py::arg("limiter"), py::arg("key"), py::arg("cost"),

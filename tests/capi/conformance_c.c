@@ -120,8 +120,9 @@ static int run_all(const char *path, const char *url, int *steps) {
     size_t n = unhex(key_hex, key);
     rw_decision_v2_t d;
     char *err = NULL;
-    int st = strcmp(op, "hit") == 0 ? rw_hit_v2(limiter, key, n, cost, &d, &err)
-                                    : rw_peek_v2(limiter, key, n, cost, &d, &err);
+    int st = strcmp(op, "hit") == 0      ? rw_hit_v2(limiter, key, n, cost, &d, &err)
+             : strcmp(op, "refund") == 0 ? rw_refund(limiter, key, n, cost, &d, &err)
+                                         : rw_peek_v2(limiter, key, n, cost, &d, &err);
     ++*steps;
     if (st != RW_OK || d.allowed != e[0] || d.limit != e[1] || d.remaining != e[2] || d.reset_after_us != e[3] ||
         d.retry_after_us != e[4] || d.used != e[5] || d.policy_index != e[6]) {

@@ -2,7 +2,7 @@
 
     base <base_us>
     case <index> <algorithm> <burst|-> <buckets|-> <policy...>
-    hit|peek <t> <cost> <key_hex> <allowed> <limit> <remaining> <reset_after> <retry_after> <used> <policy_index>
+    hit|peek|refund <t> <cost> <key_hex> <allowed> <limit> <remaining> <reset_after> <retry_after> <used> <policy_index>
     reset <t> <key_hex>
     reserve <step> <t> <cost> <key_hex> <max_wait> <allowed> <limit> <remaining> <reset_after> <retry_after> <used>
         <policy_index> <wait>                        (one line; <step>: the step's index in its case)

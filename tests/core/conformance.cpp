@@ -65,9 +65,10 @@ void run_conformance_case(size_t index, const std::shared_ptr<Store>& store,
       EXPECT_THROW(limiter.reserve(key, cost, step.at("max_wait").get<int64_t>()), InvalidArgument);
       continue;
     }
-    Decision d = op == "hit"    ? limiter.hit(key, cost)
-                 : op == "peek" ? limiter.peek(key, cost)
-                                : limiter.reserve(key, cost, step.at("max_wait").get<int64_t>());
+    Decision d = op == "hit"      ? limiter.hit(key, cost)
+                 : op == "peek"   ? limiter.peek(key, cost)
+                 : op == "refund" ? limiter.refund(key, cost)
+                                  : limiter.reserve(key, cost, step.at("max_wait").get<int64_t>());
     if (op == "reserve") reservations[index] = d;
     EXPECT_EQ(d.wait_us, e.value("wait", 0));
     EXPECT_EQ(d.allowed, e.at("allowed").get<bool>());

@@ -101,6 +101,9 @@ class Fuzz {
         SCOPED_TRACE(what.str() + "hit_many k0..k2, cost " + std::to_string(cost));
         const std::vector<std::string_view> keys = {"k0", "k1", "k2"};
         ASSERT_EQ(pair.memory.hit_many(keys, cost), pair.redis.hit_many(keys, cost));
+      } else if (op < 0.13) {
+        SCOPED_TRACE(what.str() + "refund " + key + ", cost " + std::to_string(cost));
+        ASSERT_EQ(pair.memory.refund(key, cost), pair.redis.refund(key, cost));
       } else if (op < 0.25) {
         SCOPED_TRACE(what.str() + "peek " + key + ", cost " + std::to_string(cost));
         ASSERT_EQ(pair.memory.peek(key, cost), pair.redis.peek(key, cost));

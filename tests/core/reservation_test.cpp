@@ -1,6 +1,6 @@
 // Reservations (docs/algorithms.md, "Reservations"): callers of many threads and processes served in arrival order,
-// each at a slot of its own, on every shared store; the refusals and failures a caller can meet. The decisions
-// themselves are pinned down by the conformance vectors and the differential test.
+// each at a slot of its own, on every shared store; the refusals and failures a caller can meet; and a refund on a
+// hybrid store. The decisions themselves are pinned down by the conformance vectors and the differential test.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -234,6 +234,24 @@ TEST(ReservationHybrid, LocalKnowledgeNeverRefusesAWait) {
   const Decision d = limiter.reserve("k", 1, 5000000);
   ASSERT_TRUE(d.allowed);
   EXPECT_GT(d.wait_us, 0);
+}
+
+// A refund on a hybrid store goes to the store, and the process that made it forgets the denial it had learnt.
+TEST(RefundHybrid, TheRefundingProcessLearnsItsAnswer) {
+  Limiter limiter("2/minute", open_store(redis().url() + "?mode=local_first"),
+                  with_algorithm(Algorithm::fixed_window));
+  const std::string key = unique_prefix();
+  while (limiter.hit(key).allowed) {
+  }
+  Decision local;
+  ASSERT_TRUE(limiter.hit_now(key, 1, local));
+  EXPECT_FALSE(local.allowed);
+  const Decision after = limiter.refund(key, 1);
+  EXPECT_TRUE(after.allowed);
+  EXPECT_EQ(after.remaining, 1);
+  EXPECT_FALSE(limiter.hit_now(key, 1, local));  // nothing known locally: the next hit goes to the store
+  EXPECT_TRUE(limiter.hit(key).allowed);
+  EXPECT_FALSE(limiter.hit(key).allowed);
 }
 
 }  // namespace

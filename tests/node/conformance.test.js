@@ -78,7 +78,9 @@ async function runCase(c, prefix, url, via = 'hit') {
       assert.deepEqual(await HITS.allowSync(limiter, step.key, step.cost), { allowed: step.expect.allowed }, where);
       continue;
     }
-    const d = step.op === 'hit' ? await HITS[via](limiter, step.key, step.cost) : await limiter.peek(step.key, { cost: step.cost });
+    const d = step.op === 'hit' ? await HITS[via](limiter, step.key, step.cost)
+      : step.op === 'refund' ? await limiter.refund(step.key, { cost: step.cost })
+        : await limiter.peek(step.key, { cost: step.cost });
     assert.deepEqual(d, expected(step.expect), where);
   }
 }

@@ -67,7 +67,8 @@ def test_conformance(case: Dict[str, Any], store_kind: str, hit_with: str, reque
             assert d.wait_us == step["expect"]["wait"] and d.wait == d.wait_us / 1e6, f"step {n}: {step}"
             step = {**step, "expect": {k: v for k, v in step["expect"].items() if k != "wait"}}
         else:
-            d = (limiter.hit if step["op"] == "hit" else limiter.peek)(step["key"], step["cost"])
+            call = {"hit": limiter.hit, "peek": limiter.peek, "refund": limiter.refund}[step["op"]]
+            d = call(step["key"], step["cost"])
         got = {
             "allowed": d.allowed,
             "limit": d.limit,

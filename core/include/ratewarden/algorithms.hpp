@@ -2,7 +2,8 @@
 // per row of algorithm_table.hpp, and the multi-policy driver that every store runs them through.
 //
 // Each function first normalises the state at `now` (drops what has expired), then decides. For an allowed hit it
-// consumes `cost`; a denied hit and a peek leave the state as normalised. The caller validated `cost` (1 ..
+// consumes `cost`; a denied hit and a peek leave the state as normalised. A refund gives back up to `cost` of what
+// was charged most recently (never more than the state holds) and then decides as a peek. The caller validated `cost` (1 ..
 // policy.capacity()) and owns the clock. The decision is written to `decision` (in place: on the hot path it is the
 // caller's own return value, never a copy); the function returns the state's expiry, the instant after which the
 // state no longer affects any decision: a store may drop it then (a state already expired equals an absent key).

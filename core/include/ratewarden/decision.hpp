@@ -29,13 +29,15 @@ struct Decision {
   bool operator!=(const Decision& o) const { return !(*this == o); }
 };
 
-// hit consumes the cost when allowed; peek never consumes. reserve charges a hit at the earliest instant, up to
-// StoreCall::max_wait_us ahead, at which every policy allows it; cancel gives a reservation's slot back when nothing
-// was charged on the key after it (StoreCall::ticket). Algorithm functions see only hit and peek (decide_all maps
-// the others onto them); reserve and cancel apply to gcra and token_bucket only.
-enum class Mode { hit, peek, reserve, cancel };
+// hit consumes the cost when allowed; peek never consumes. refund gives back `cost` of what was charged most
+// recently (docs/algorithms.md, "Refunds"), then decides as a peek. reserve charges a hit at the earliest instant,
+// up to StoreCall::max_wait_us ahead, at which every policy allows it; cancel gives a reservation's slot back when
+// nothing was charged on the key after it (StoreCall::ticket). Algorithm functions see hit, peek and refund
+// (decide_all maps the others onto them); reserve and cancel apply to gcra and token_bucket only.
+enum class Mode { hit, peek, reserve, cancel, refund };
 
-// Whether a call of this mode may change a state (then only when its decision is allowed).
+// Whether a call of this mode may change a state (hit, reserve, cancel: only when its decision is allowed; refund:
+// a live state, whatever its decision).
 inline bool charges(Mode mode) { return mode != Mode::peek; }
 
 }  // namespace ratewarden

@@ -59,6 +59,10 @@ class Limiter {
   bool peek_now(std::string_view key, int64_t cost, Decision& out);
   // Forgets the key (every policy).
   void reset(std::string_view key);
+  // Gives back up to `cost` of what was charged most recently on the key, in every policy (docs/algorithms.md,
+  // "Refunds": e.g. a login that succeeded, when only failures should count), atomically in the store; returns what
+  // a peek of `cost` decides afterwards. An absent key has nothing to give back. Store failures as hit's.
+  Decision refund(std::string_view key, int64_t cost = 1);
 
   // Reservations (gcra and token_bucket; docs/algorithms.md, "Reservations"): charges a hit at the earliest instant
   // no later than now + max_wait_us at which every policy allows it, atomically in the store, so that callers of
@@ -84,6 +88,8 @@ class Limiter {
   void peek_async(std::string_view key, int64_t cost, DecisionCallback done,
                   Completion where = Completion::library_thread);
   void reset_async(std::string_view key, DoneCallback done, Completion where = Completion::library_thread);
+  void refund_async(std::string_view key, int64_t cost, DecisionCallback done,
+                    Completion where = Completion::library_thread);
   void reserve_async(std::string_view key, int64_t cost, int64_t max_wait_us, DecisionCallback done,
                      Completion where = Completion::library_thread);
   // `done`'s decision is allowed when the slot was given back (the rest of it is a peek's).

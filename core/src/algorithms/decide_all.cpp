@@ -94,6 +94,10 @@ Decision decide_all(const Policy* policies, AlgorithmState* const* states, size_
   thread_local std::vector<Decision> decisions;
   decisions.resize(count);
   if (mode == Mode::reserve) return reserve_all(policies, states, count, now, cost, mode_arg, expires_at, decisions);
+  if (mode == Mode::refund) {  // every policy gives back, then decides as a peek
+    for (size_t i = 0; i < count; ++i) expires_at[i] = evaluate(*states[i], now, policies[i], cost, mode, decisions[i]);
+    return combine_decisions(decisions);
+  }
   bool all_allowed = true;
   for (size_t i = 0; i < count; ++i) {
     expires_at[i] = evaluate(*states[i], now, policies[i], cost, Mode::peek, decisions[i]);

@@ -8,7 +8,7 @@ namespace ratewarden {
 int64_t gcra(GcraState& s, int64_t now, const Policy& p, int64_t cost, Mode mode, Decision& d) {
   const int64_t t = p.interval_us();
   const int64_t tau = p.burst * t;
-  const int64_t tat = std::max(s.tat_us, now);
+  const int64_t tat = mode == Mode::refund ? std::max(s.tat_us - cost * t, now) : std::max(s.tat_us, now);
   const int64_t next = tat + cost * t;
 
   d = Decision{};

@@ -4,7 +4,7 @@
 -- function and no table. TIME (or the test clock), GET, and SET PX only for an allowed hit. Replies with one integer
 -- (commands.cpp, to_decision): reset_after = tat - now, as is for an allowed call and as -1 - reset_after for a
 -- denial; the rest of the decision follows from it, the policy and the cost.
-if #KEYS == 1 and #ARGV == 6 then
+if ARGV[2] ~= 'f' and #KEYS == 1 and #ARGV == 6 then
   local cost, limit, period, burst = tonumber(ARGV[1]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
   local now, grace_ms = tonumber(ARGV[3]), 1000  -- a test clock's time stands still: prelude.lua, ttl_grace_ms
   if ARGV[3] == '' then
@@ -53,7 +53,7 @@ end
 -- Several policies: each state read once, every state written only when all policies allow a hit (decide_all.lua's
 -- rules), and decide_all.lua's 7-integer reply, the policy reported chosen as combine_decisions does. Arrays of
 -- numbers only, no function.
-if #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1]) and (ARGV[3] == '' or tonumber(ARGV[3])) then
+if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1]) and (ARGV[3] == '' or tonumber(ARGV[3])) then
   local n, cost = #KEYS, tonumber(ARGV[1])
   local now, grace_ms = tonumber(ARGV[3]), 1000
   if ARGV[3] == '' then

@@ -16,6 +16,7 @@ int64_t token_bucket(TokenBucketState& s, int64_t now, const Policy& p, int64_t 
   s.last_us = now;
 
   const int64_t need = cost * t;
+  if (mode == Mode::refund) s.credit_us = std::min(cap, s.credit_us + need);
   d = Decision{};
   d.limit = p.burst;
   d.allowed = s.credit_us >= need;

@@ -246,3 +246,96 @@ BEGIN
   END IF;
   RETURN ARRAY[CASE WHEN given THEN 1 ELSE 0 END, d.d_limit, d.remaining, d.reset_after, d.retry_after, d.used];
 END $$;
+
+-- What a refund gives back (the twin of the Mode::refund branch of each core/src/algorithms/<algorithm>.cpp): up to
+-- `cost` of the newest charges, from a state rw1_evaluate has just normalised at t_now (its OUT state).
+CREATE OR REPLACE FUNCTION @schema@.rw1_take_back(
+    algo text, s bigint[], t_now bigint, lim bigint, period bigint, extra bigint, cost bigint)
+RETURNS bigint[] LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  t bigint := (period + lim - 1) / lim;
+  left_over bigint := cost;
+  taken bigint;
+  len int;
+  k bigint;
+  slot int;
+BEGIN
+  IF algo = 'fixed_window' THEN  -- {count, start}
+    s[1] := greatest(0, s[1] - cost);
+  ELSIF algo = 'gcra' THEN  -- {tat}
+    s[1] := greatest(t_now, s[1] - cost * t);
+  ELSIF algo = 'token_bucket' THEN  -- {credit, last}
+    s[1] := least(extra * t, s[1] + cost * t);
+  ELSIF algo = 'sliding_log' THEN  -- {sum, at_1, cost_1, ...}: from the newest entry
+    len := array_length(s, 1);
+    WHILE left_over > 0 AND len > 1 LOOP
+      taken := least(left_over, s[len]);
+      s[len] := s[len] - taken;
+      s[1] := s[1] - taken;
+      left_over := left_over - taken;
+      IF s[len] = 0 THEN
+        s := s[1:len - 2];
+        len := len - 2;
+      END IF;
+    END LOOP;
+  ELSIF algo = 'sliding_window' THEN  -- {newest, slot 0 .. slot N}: from the newest bucket back to newest - N
+    k := s[1];
+    WHILE left_over > 0 AND k >= s[1] - extra LOOP
+      slot := (((k % (extra + 1)) + extra + 1) % (extra + 1))::int + 2;
+      taken := least(left_over, s[slot]);
+      s[slot] := s[slot] - taken;
+      left_over := left_over - taken;
+      k := k - 1;
+    END LOOP;
+  END IF;
+  RETURN s;
+END $$;
+
+-- A refund (decide_all.cpp, Mode::refund): every policy of the call gives back up to `cost` of its newest charges,
+-- then decides as a peek; the rows are locked as a hit's. An absent row has nothing to give back. Returns decide's 7
+-- integers.
+CREATE OR REPLACE FUNCTION @schema@.@table@_refund(
+    keys bytea[], algos text[], lims bigint[], periods bigint[], extras bigint[], cost bigint, test_now bigint)
+RETURNS bigint[] LANGUAGE plpgsql AS $$
+DECLARE
+  n int := array_length(keys, 1);
+  cur bigint[];
+  t_now bigint;
+  db_now bigint;
+  grace bigint := 0;
+  d record;
+  all_allowed boolean := true;
+  results bigint[] := '{}';
+  chosen int;
+  best_retry bigint;
+  best_remaining bigint;
+BEGIN
+  IF test_now IS NOT NULL THEN grace := 60000000; END IF;  -- decide's grace minute
+  PERFORM 1 FROM @schema@.@table@ t WHERE t.key = ANY(keys) ORDER BY t.key FOR UPDATE;
+  db_now := @schema@.rw1_clock();
+  t_now := coalesce(test_now, db_now);
+  FOR i IN 1 .. n LOOP
+    cur := (SELECT t.state FROM @schema@.@table@ t WHERE t.key = keys[i]);
+    SELECT * INTO d FROM @schema@.rw1_evaluate(algos[i], cur, t_now, lims[i], periods[i], extras[i], cost, false);
+    IF cur IS NOT NULL THEN  -- a row without a state is a key never charged
+      SELECT * INTO d FROM @schema@.rw1_evaluate(algos[i],
+          @schema@.rw1_take_back(algos[i], d.state, t_now, lims[i], periods[i], extras[i], cost),
+          t_now, lims[i], periods[i], extras[i], cost, false);
+      UPDATE @schema@.@table@ SET state = d.state, expires_at = db_now + grace + (d.expires_at - t_now)
+        WHERE key = keys[i];
+    END IF;
+    results := results || ARRAY[CASE WHEN d.allowed THEN 1 ELSE 0 END, d.d_limit, d.remaining, d.reset_after,
+                                d.retry_after, d.used];
+    all_allowed := all_allowed AND d.allowed;
+  END LOOP;
+  -- combine_decisions, as decide does.
+  FOR i IN 1 .. n LOOP
+    IF (results[6 * i - 5] = 1) = all_allowed AND (chosen IS NULL OR results[6 * i - 1] > best_retry OR
+        (results[6 * i - 1] = best_retry AND results[6 * i - 3] < best_remaining)) THEN
+      chosen := i;
+      best_retry := results[6 * i - 1];
+      best_remaining := results[6 * i - 3];
+    END IF;
+  END LOOP;
+  RETURN results[6 * chosen - 5 : 6 * chosen] || (chosen - 1)::bigint;
+END $$;

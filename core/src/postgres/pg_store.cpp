@@ -182,7 +182,9 @@ PgRequest* PostgresStore::decision_request(const StoreCall& call, const std::str
     r->param(std::to_string(call.cost));
     r->param(std::to_string(call.ticket));
   } else {
-    r->statement = call.mode == Mode::reserve ? kReserveStatement : kDecideStatement;
+    r->statement = call.mode == Mode::reserve  ? kReserveStatement
+                   : call.mode == Mode::refund ? kRefundStatement
+                                               : kDecideStatement;
     r->param(bytea_array(call.keys, call.count), 1);
     r->param(int_array(call.count, [p](size_t i) { return std::string(algorithm_name(p[i].algorithm)); }));
     r->param(int_array(call.count, [p](size_t i) { return std::to_string(p[i].limit); }));
@@ -191,7 +193,7 @@ PgRequest* PostgresStore::decision_request(const StoreCall& call, const std::str
     r->param(std::to_string(call.cost));
     if (call.mode == Mode::reserve)
       r->param(std::to_string(call.max_wait_us));
-    else
+    else if (call.mode != Mode::refund)
       r->param(call.mode == Mode::hit ? "t" : "f");
   }
   if (now.empty())

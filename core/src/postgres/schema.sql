@@ -1,5 +1,5 @@
--- ratewarden's PostgreSQL schema, version 2 (docs/deployment.md, "PostgreSQL"; 2 added <table>_reserve and
--- <table>_cancel). The store runs this on first use
+-- ratewarden's PostgreSQL schema, version 2 (docs/deployment.md, "PostgreSQL"; 2 added <table>_reserve,
+-- <table>_cancel and <table>_refund). The store runs this on first use
 -- (unless ?create=0); it is idempotent and serialised by an advisory lock, so many processes may start at once.
 -- The build embeds schema.sql, then core/src/algorithms/<algorithm>.sql for every row of the algorithm table, the
 -- generated dispatcher rw1_evaluate, then decide.sql. The placeholders (schema, table and unlogged, each between

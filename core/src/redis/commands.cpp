@@ -87,6 +87,7 @@ void build_script_call(RedisRequest& req, const StoreCall& call, const std::stri
     case Mode::peek: w.arg("0"); break;
     case Mode::reserve: w.arg("r" + std::to_string(call.max_wait_us)); break;
     case Mode::cancel: w.arg("c" + std::to_string(call.ticket)); break;
+    case Mode::refund: w.arg("f"); break;
   }
   w.arg(now);
   for (size_t i = 0; i < call.count; ++i) {

@@ -37,9 +37,9 @@ def open_store(url: str) -> Store:
 class Limiter(Pacing, _native.Limiter):
     """Applies ``policy`` (``"100/minute"``, ``"10/second; 1000/hour"``) to keys through ``store``.
 
-    ``hit``, ``allow``, ``peek``, ``reset``, ``hit_many``, ``reserve`` and ``cancel`` run in the core with the GIL
-    released while they wait; ``ahit``, ``apeek``, ``areset``, ``ahit_many``, ``areserve`` and ``acancel`` are their
-    asyncio forms. A key is a ``str`` (UTF-8) or ``bytes`` of 1 to 4096 bytes.
+    ``hit``, ``allow``, ``peek``, ``refund``, ``reset``, ``hit_many``, ``reserve`` and ``cancel`` run in the core
+    with the GIL released while they wait; ``ahit``, ``apeek``, ``arefund``, ``areset``, ``ahit_many``,
+    ``areserve`` and ``acancel`` are their asyncio forms. A key is a ``str`` (UTF-8) or ``bytes`` of 1 to 4096 bytes.
     ``acquire``, ``aacquire`` and ``paced`` wait for a slot (``Pacing``, docs/pacing.md).
     """
 
@@ -93,6 +93,15 @@ class Limiter(Pacing, _native.Limiter):
         future: "asyncio.Future[None]" = loop.create_future()
         _completions(loop).reset(self, key, future)
         await future
+
+    async def arefund(self, key: Key, cost: int = 1) -> Decision:
+        """``refund`` for asyncio."""
+        if self.store.in_process:
+            return self.refund(key, cost)
+        loop = asyncio.get_running_loop()
+        future: "asyncio.Future[Decision]" = loop.create_future()
+        _completions(loop).refund(self, key, cost, future)
+        return await future
 
     async def areserve(self, key: Key, cost: int = 1, max_wait: Optional[float] = None) -> Decision:
         """``reserve`` for asyncio (``docs/pacing.md``)."""
