@@ -332,13 +332,14 @@ def test_client_address_behind_proxies() -> None:
 @pytest.mark.parametrize(
     "on_store_error, expected",
     [
-        ("allow", (200, None, '"login";r=5;t=0')),  # the core's fail-open decision: the full quota
-        ("deny", (429, "1", '"login";r=0;t=1')),  # its fail-closed one: min(period, 1 s)
-        ("raise", (500, None, None)),
+        # Fail open: no quota the limiter did not compute, and a field that says the limit was skipped.
+        ("allow", (200, None, None, "store_unavailable")),
+        ("deny", (429, "1", None, None)),  # fail closed: retry in min(period, 1 s)
+        ("raise", (500, None, None, None)),
     ],
 )
 def test_store_failure(
-    own_redis: RedisServer, on_store_error: str, expected: Tuple[int, Optional[str], Optional[str]]
+    own_redis: RedisServer, on_store_error: str, expected: Tuple[int, Optional[str], Optional[str], Optional[str]]
 ) -> None:
     app, _ = login_app(
         RATEWARDEN_STORE=own_redis.url + "?timeout=200ms&connect_timeout=200ms",
@@ -349,7 +350,8 @@ def test_store_failure(
         assert status == 200 and headers["RateLimit"] == '"login";r=4;t=60'
         own_redis.kill()
         status, headers, _ = client.post("/login", form={"username": "alice"})
-        assert (status, headers.get("Retry-After"), headers.get("RateLimit")) == expected
+        assert (status, headers.get("Retry-After"), headers.get("RateLimit"),
+                headers.get("RateLimit-Skipped")) == expected
 
 
 def test_default_is_fail_open(own_redis: RedisServer) -> None:
