@@ -325,6 +325,7 @@ class Gate:
         self.skip = access.call(options.skip) if options.skip is not None else None
         self.failure_log = ThrottledLog()
         self._limiters: Dict[int, Limiter] = {}  # by id() of a LimitSpec, which the adapter's registry keeps
+        self._merged: Dict[Tuple[int, ...], Route] = {}  # by the id()s of routes, which their adapter keeps
         self._lock = threading.Lock()
         self.counts: Counter[str] = Counter()  # refused, shadow_refused, store_failures, key_failures (under _lock)
         self.app_spec = (LimitSpec.make(options.application, scope="@app", name="application")
@@ -387,6 +388,33 @@ class Gate:
         # Fields checks every name: a route name that no field can carry fails here, not in every response.
         return Route(checks, Fields(quotas, self.options.headers, self.options.legacy_headers),
                      [[q.name for q in qs] for qs in quotas], any(c.needs_form for c in checks))
+
+    def fields_of(self, checks: Sequence[Checked]) -> List[Tuple[str, str]]:
+        """The fields of every check made on one request (the app's, then its route's: ASGI, Django), as one set."""
+        if len(checks) == 1:
+            return self.fields(checks[0])
+        ids = tuple(id(c.route) for c in checks)
+        route = self._merged.get(ids)
+        if route is None:
+            route = self._merged[ids] = self.merge([c.route for c in checks])
+        merged = Checked(route)
+        offset = 0
+        for c in checks:
+            merged.decisions[offset:offset + len(c.decisions)] = c.decisions
+            if c.refused >= 0:
+                merged.refused, merged.refusal = offset + c.refused, c.refusal
+            merged.store_failure = merged.store_failure or c.store_failure
+            offset += len(c.decisions)
+        return self.fields(merged)
+
+    def merge(self, routes: Sequence[Route]) -> Route:
+        """One route of the limits of several, in order."""
+        checks = [c for r in routes for c in r.checks]
+        names = [n for r in routes for n in r.names]
+        quotas = [[Quota(n, p.limit, p.period_us) for n, p in zip(ns, c.limiter.policies)]
+                  for ns, c in zip(names, checks)]
+        return Route(checks, Fields(quotas, self.options.headers, self.options.legacy_headers), names,
+                     any(r.needs_form for r in routes))
 
     # --- checking ------------------------------------------------------------------------------------------------
 
@@ -456,7 +484,7 @@ class Gate:
         with self._lock:
             self.counts["shadow_refused" if check.shadow else "refused"] += 1
         if check.shadow:
-            self.failure_log(logging.INFO, "shadow", "ratewarden (shadow mode): %s would have refused a request",
+            self.failure_log(logging.WARNING, "shadow", "ratewarden (shadow mode): %s would have refused a request",
                              check.spec.policy)
             return False
         checked.refused, checked.refusal = i, decision

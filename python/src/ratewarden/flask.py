@@ -322,8 +322,7 @@ class RateLimiter:
         app, gate = state.app, state.gate
         refusal = gate.refusal(checked)
         if callable(gate.options.refusal):
-            response = app.make_response(gate.options.refusal(refusal))
-            return response  # _add_headers adds the fields
+            return app.make_response(gate.options.refusal(req, refusal))  # _add_headers adds the fields
         if state.custom_errors or app.config["TRAP_HTTP_EXCEPTIONS"] or _has_refusal_handler(app, req.blueprints):
             raise RateLimitExceeded(refusal.policy, refusal.decision, refusal.retry_after, refusal)
         del req._ratewarden  # type: ignore[attr-defined]  # the fields go in now: nothing left for _add_headers

@@ -1,0 +1,68 @@
+"""The Flask app of tests/python/test_adapters.py, served by gunicorn. RW_TEST_STORE, RW_TEST_PREFIX,
+RW_TEST_OPTIONS (JSON: more options). The routes are asgi_app.py's."""
+
+import json
+import os
+
+from flask import Flask, request
+
+from ratewarden import keys
+from ratewarden.flask import RateLimiter
+
+app = Flask(__name__)
+limiter = RateLimiter(app, store=os.environ["RW_TEST_STORE"], prefix=os.environ["RW_TEST_PREFIX"],
+                      **json.loads(os.environ.get("RW_TEST_OPTIONS", "{}")))
+
+
+@app.post("/login")
+@limiter.limit("5/minute", key=keys.form("username"))
+def login():
+    return "welcome"
+
+
+@app.get("/items")
+@limiter.limit("3/minute")
+def items():
+    return "items"
+
+
+@app.get("/user/<int:n>")
+@limiter.limit("2/minute", key=lambda: request.view_args["n"])
+def user(n):
+    return f"user {n}"
+
+
+@app.get("/twice")
+@limiter.limit("2/minute")
+@limiter.limit("2/minute")
+def twice():
+    return "twice"
+
+
+@app.get("/s1")
+@limiter.shared_limit("3/minute", "search")
+def s1():
+    return "s1"
+
+
+@app.get("/s2")
+@limiter.shared_limit("3/minute", "search")
+def s2():
+    return "s2"
+
+
+@app.get("/api")
+@limiter.limit("100000/minute", key=keys.header("X-API-Key"))
+def api():
+    return "api"
+
+
+@app.get("/free")
+def free():
+    return "free"
+
+
+@app.get("/health")
+@limiter.exempt
+def health():
+    return "ok"
