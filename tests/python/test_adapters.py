@@ -263,3 +263,23 @@ def test_django_limit_without_the_middleware() -> None:
         assert [a[0] for a in answers] == [200, 200, 200, 429]
         assert answers[0][1]["ratelimit"] == '"items";r=2;t=60' and answers[3][1]["retry-after"] == "60"
         assert [s.get("/twice", client=me)[0] for _ in range(3)] == [200, 200, 429]
+
+
+@pytest.mark.parametrize("adapter", ["fastapi", "starlette"])
+def test_asgi_never_blocks_the_event_loop(adapter: str, slow_redis: str) -> None:
+    # Every store call takes 50 ms more (delay_proxy.py): 48 requests in flight at once on one uvicorn worker
+    # finish in about one delay each, not 48 in a row, and an unlimited route answers meanwhile.
+    with serve(adapter, slow_redis) as s:
+        run = next(_clients)
+        s.get("/api", headers={"X-API-Key": f"warm-{run}"})
+        with ThreadPoolExecutor(48) as pool:
+            start = time.monotonic()
+            limited = [pool.submit(s.get, "/api", headers={"X-API-Key": f"k-{run}-{i}"}) for i in range(48)]
+            health_s = time.monotonic()
+            assert s.get("/health")[0] == 200
+            health_s = time.monotonic() - health_s
+            statuses = [f.result()[0] for f in limited]
+            elapsed = time.monotonic() - start
+        assert statuses == [200] * 48
+        assert elapsed < 1.2, elapsed  # blocking calls would take 48 x 50 ms = 2.4 s at least
+        assert health_s < 0.5, health_s

@@ -246,8 +246,8 @@ class LimitSpec:
 class Check:
     """A limit bound to a store and a route: what a request needs of it, resolved once."""
 
-    __slots__ = ("spec", "limiter", "hit", "ahit", "key", "prefix", "cost", "methods", "on_store_error", "shadow",
-                 "name", "needs_form")
+    __slots__ = ("spec", "limiter", "hit", "ahit", "in_process", "key", "prefix", "cost", "methods",
+                 "on_store_error", "shadow", "name", "needs_form")
 
     def __init__(self, spec: LimitSpec, limiter: Limiter, key: Callable[[Any], Any], cost: Any, prefix: str,
                  name: str, on_store_error: str, shadow: bool, needs_form: bool) -> None:
@@ -255,6 +255,7 @@ class Check:
         self.limiter = limiter
         self.hit = limiter.hit
         self.ahit = limiter.ahit
+        self.in_process = limiter.store.in_process
         self.key = key
         self.prefix = prefix
         self.cost = cost  # an int, or a function of the request
@@ -456,7 +457,7 @@ class Gate:
                 continue
             try:
                 raw = check.key(req)
-                if inspect.isawaitable(raw):
+                if raw.__class__ is not str and inspect.isawaitable(raw):
                     raw = await raw
                 key = check.prefix + raw if raw.__class__ is str and raw else _prefixed(check.prefix, raw)
                 cost = check.cost
@@ -464,7 +465,8 @@ class Gate:
                     cost = cost(req)
                     if inspect.isawaitable(cost):
                         cost = await cost
-                decision = await check.ahit(key, cost)
+                # A store that never waits (memory) answers at once, as ahit would, without a coroutine.
+                decision = check.hit(key, cost) if check.in_process else await check.ahit(key, cost)
             except StoreError as error:
                 if self._store_failed(checked, i, check, error):
                     return checked

@@ -3,30 +3,30 @@ the event loop never waits on the store).
 
     limiter = RateLimiter(app, application="1000/minute", store="redis://127.0.0.1:6379")
 
-    @app.post("/login", dependencies=[limiter.depends("5/minute", key=keys.form("username"))])   # FastAPI
+    @app.post("/login")
+    @limiter.limit("5/minute", key=keys.form("username"))      # FastAPI or Starlette endpoints alike
     async def login(): ...
 
-    @limiter.limit("5/minute")                                                                 # Starlette
-    async def search(request): ...
+    router = APIRouter(dependencies=[limiter.depends("100/minute")])   # FastAPI: a dependency, e.g. per router
 
-``RateLimiter(app)`` (or ``init_app(app)``) installs :class:`RateLimitMiddleware`, which applies the app-wide and
-default limits and writes the rate-limit fields of every limit the request met, and an exception handler for the
-route limits' refusals. The options are those of every adapter (docs/python.md).
+``RateLimiter(app)`` (or ``init_app(app)``) installs :class:`RateLimitMiddleware`: on the first request it wraps
+each app route that has limits (its own, else the default one, and the app-wide one unless exempt) so that they are
+checked once the router has found the route, and it writes the fields of every limit a request met. The options are
+those of every adapter (docs/python.md).
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
-from typing import Any, Awaitable, Callable, Dict, Iterable, List, MutableMapping, Optional, Tuple, Union
+import threading
+from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, TypeVar, Union
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Match
 
 from ._client_key import client_key
-from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Refusal, Route, address_of, key_rejection
+from ._http import Checked, Gate, LimitSpec, Options, Refusal, Route, address_of, key_rejection
 from .keys import KeyPart
 
 __all__ = ["RateLimitExceeded", "RateLimitKeyError", "RateLimitMiddleware", "RateLimiter"]
@@ -34,6 +34,7 @@ __all__ = ["RateLimitExceeded", "RateLimitKeyError", "RateLimitMiddleware", "Rat
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
 KeyFunc = Callable[[Request], Any]
+F = TypeVar("F", bound=Callable[..., Any])
 
 _SCOPE_KEY = "ratewarden"  # scope[_SCOPE_KEY]: the (gate, checked) of each check made on the request
 
@@ -103,126 +104,107 @@ class RateLimiter:
     def __init__(self, app: Any = None, *, key: Union[KeyFunc, KeyPart, None] = None, **options: Any) -> None:
         self.options = Options.read(options, lambda name: name)
         self.gate = Gate(self.options, _Access)
-        for spec in (self.gate.app_spec, self.gate.default_spec):
-            if spec is not None and isinstance(key, KeyPart) and key.needs_form:
-                raise ValueError("the app-wide and default limits run before the body is read: their key cannot be a "
-                                 "form field (give that key to a route's limit)")
         self.key = key
+        self._limits: Dict[Any, List[LimitSpec]] = {}  # by endpoint, in declaration order
         self._exempt: set = set()
-        self._limited: set = set()  # endpoints and dependencies of route limits: the default limit skips them
-        self._by_route: Dict[Any, Optional[Route]] = {}  # the middleware's route of each app route
+        self._dependencies: set = set()  # the functions of depends(): a route with one has limits of its own
+        self._installed: Dict[int, int] = {}  # id(router) -> how many routes it had when they were wrapped
+        self._apps: List[Any] = []
+        self._lock = threading.Lock()
         if app is not None:
             self.init_app(app)
 
     def init_app(self, app: Any) -> None:
-        """Installs the middleware and the exception handler of route limits on a Starlette or FastAPI app."""
+        """Installs the middleware on a Starlette or FastAPI app (and, once depends() is used, the exception handlers
+        of its refusals)."""
         app.add_middleware(RateLimitMiddleware, limiter=self)
+        self._apps.append(app)
+        if self._dependencies:
+            self._add_handlers(app)
+
+    def _add_handlers(self, app: Any) -> None:
         app.add_exception_handler(RateLimitExceeded, self._refusal_response)
         app.add_exception_handler(RateLimitKeyError, _key_error_response)
 
     # --- route limits ----------------------------------------------------------------------------------------------
 
-    def limit(self, policy: str, **kw: Any) -> Callable[[Any], Any]:
-        """Decorator of an endpoint that takes the request (``async def ep(request)``, or a FastAPI endpoint with a
-        ``request: Request`` parameter): ``policy`` per key. Keywords: ``key``, ``cost``, ``methods``,
-        ``algorithm``, ``burst``, ``on_store_error``, ``scope``, ``shadow`` (as Flask's ``limit``)."""
-        check = self._route_limit(policy, kw)
+    def limit(self, policy: str, **kw: Any) -> Callable[[F], F]:
+        """Decorator of an endpoint (Starlette or FastAPI, either side of the route decorator): ``policy`` per key.
+        Keywords: ``key``, ``cost``, ``methods``, ``algorithm``, ``burst``, ``on_store_error``, ``scope``,
+        ``shadow`` (as Flask's ``limit``). The endpoint is unchanged: the middleware checks its limits once the
+        router has found its route (no FastAPI dependency to solve, no wrapper). Several all apply, top to bottom."""
+        spec = LimitSpec.make(policy, name=kw.get("scope"), **kw)
 
-        def decorator(endpoint: Any) -> Any:
-            if not inspect.iscoroutinefunction(endpoint):
-                raise TypeError("ratewarden.asgi limit() decorates async endpoints (a sync one would run the "
-                                "check in a thread); use depends() with FastAPI's sync endpoints")
-
-            # Stacked limits count apart: the nth from the bottom is the endpoint's nth own limit, in every process.
-            n = getattr(endpoint, "_ratewarden_n", 0) + 1
-
-            @functools.wraps(endpoint)
-            async def limited(*args: Any, **kwargs: Any) -> Any:
-                request = next((a for a in (*args, *kwargs.values()) if isinstance(a, Request)), None)
-                if request is None:
-                    raise TypeError(f"{endpoint.__qualname__}: a limited endpoint takes the request (request: Request)")
-                await check(request, n)
-                return await endpoint(*args, **kwargs)
-
-            limited._ratewarden_n = n  # type: ignore[attr-defined]
-            self._limited.add(endpoint)
-            self._limited.add(limited)
-            return limited
+        def decorator(endpoint: F) -> F:
+            self._limits.setdefault(endpoint, []).insert(0, spec)  # decorators run bottom-up
+            return endpoint
 
         return decorator
 
-    def depends(self, policy: str, **kw: Any) -> Any:
-        """A FastAPI dependency: ``dependencies=[limiter.depends("5/minute")]`` (keywords as :meth:`limit`)."""
-        from fastapi import Depends
-
-        check = self._route_limit(policy, kw)
-
-        async def rate_limit(request: Request) -> None:
-            await check(request, 0)
-
-        check.dependency.append(rate_limit)  # type: ignore[attr-defined]
-        self._limited.add(rate_limit)
-        return Depends(rate_limit)
-
-    def shared_limit(self, policy: str, scope: str, **kw: Any) -> Callable[[Any], Any]:
+    def shared_limit(self, policy: str, scope: str, **kw: Any) -> Callable[[F], F]:
         """:meth:`limit` counted once for every endpoint with the same ``scope``."""
         return self.limit(policy, scope=scope, **kw)
 
-    def exempt(self, endpoint: Any) -> Any:
+    def exempt(self, endpoint: F) -> F:
         """Decorator: the endpoint has no app-wide or default limit."""
         self._exempt.add(endpoint)
         return endpoint
 
-    def _route_limit(self, policy: str, kw: Dict[str, Any]) -> Callable[[Request, int], Awaitable[None]]:
-        """The check of one route limit; ``n`` (0: find it) is its rank among the endpoint's own limits."""
-        scope = kw.get("scope")
-        spec = LimitSpec.make(policy, name=scope, **kw)
-        routes: Dict[Any, Route] = {}
-        dependency: List[Any] = []  # depends() puts its function here
+    def depends(self, policy: str, **kw: Any) -> Any:
+        """A FastAPI dependency, for a router's or a route's ``dependencies=[limiter.depends("5/minute")]``
+        (keywords as :meth:`limit`). Each route it is on counts apart; it costs FastAPI's dependency solving, which
+        :meth:`limit` does not."""
+        from fastapi import Depends
 
-        async def check(request: Request, n: int) -> None:
-            scope_ = request.scope
-            state = scope_.get(_SCOPE_KEY)
-            if state is None:
-                raise RuntimeError("ratewarden.asgi: a route limit needs RateLimitMiddleware: RateLimiter(app) or "
-                                   "limiter.init_app(app) installs it")
-            if not self.options.enabled:
-                return
-            endpoint = scope_.get("endpoint")
-            route = routes.get(endpoint)
-            if route is None:
-                app_route = scope_.get("route")
-                name = getattr(app_route, "name", None) or getattr(endpoint, "__name__", "route")
-                rid = f"{getattr(endpoint, '__module__', '')}.{getattr(endpoint, '__qualname__', name)}"
-                rank = n
-                if n:  # a decorator, ranked from the bottom: the outermost one's rank is the endpoint's count
-                    total = getattr(endpoint, "_ratewarden_n", n)
-                    rank = total - n + 1  # named in declaration order, top to bottom
-                else:  # a dependency: its rank among the route's rate-limit dependencies, in declaration order
-                    ours = [d.call for d in _dependencies(app_route) if d.call in self._limited]
-                    n = rank = ours.index(dependency[0]) + 1 if dependency and dependency[0] in ours else 1
-                    total = len(ours)
-                if n > 1:
-                    rid = f"{rid}#{n}"
-                if total > 1 and spec.name is None:
-                    name = f"{name}-{rank}"
-                route = routes[endpoint] = self.gate.route([spec], name, rid, self.key, app_wide=False)
+        spec = LimitSpec.make(policy, name=kw.get("scope"), **kw)
+        routes: Dict[Any, Route] = {}
+
+        async def rate_limit(request: Request) -> None:
+            scope = request.scope
+            checks = scope.get(_SCOPE_KEY)
+            if checks is None:
+                raise RuntimeError("ratewarden.asgi: depends() needs RateLimitMiddleware: RateLimiter(app) or "
+                                   "limiter.init_app(app) installs it (and routes mounted as plain ASGI apps are not "
+                                   "seen by it)")
             gate = self.gate
+            if not gate.options.enabled:
+                return
+            app_route = scope.get("route")
+            route = routes.get(id(app_route))
+            if route is None:
+                route = routes[id(app_route)] = self._dependency_route(spec, rate_limit, app_route)
             if gate.skip is not None and await _maybe(gate.skip(request)):
                 return
-            if route.needs_form and "ratewarden.form" not in scope_:
-                scope_["ratewarden.form"] = await request.form()
+            if route.needs_form and "ratewarden.form" not in scope:
+                scope["ratewarden.form"] = await request.form()
             checked = await gate.acheck(route, request, request.method)
             if checked is None:
                 return
-            state.append(checked)
+            checks.append(checked)
             if checked.key_error is not None:
                 raise RateLimitKeyError()
             if checked.refused >= 0:
                 raise RateLimitExceeded(gate.refusal(checked))
 
-        check.dependency = dependency  # type: ignore[attr-defined]
-        return check
+        if not self._dependencies:
+            for app in self._apps:
+                self._add_handlers(app)
+        self._dependencies.add(rate_limit)
+        return Depends(rate_limit)
+
+    def _dependency_route(self, spec: LimitSpec, function: Any, app_route: Any) -> Route:
+        """A dependency's limit on one route: counted by the route's endpoint and the dependency's rank among the
+        route's rate-limit dependencies (declaration order: the same in every process)."""
+        endpoint = getattr(app_route, "endpoint", None)
+        name = getattr(app_route, "name", None) or getattr(endpoint, "__name__", "route")
+        rid = _qualified_name(endpoint) if endpoint is not None else name
+        ours = [d.call for d in _dependencies(app_route) if d.call in self._dependencies]
+        rank = ours.index(function) + 1 if function in ours else 1
+        if len(self._limits_of(endpoint)) + rank > 1:  # the endpoint's decorator limits come first
+            rid = f"{rid}#dep{rank}"
+        if len(ours) > 1 and spec.name is None:
+            name = f"{name}-{rank}"
+        return self.gate.route([spec], name, rid, self.key, app_wide=False)
 
     async def _refusal_response(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RateLimitExceeded)
@@ -237,81 +219,139 @@ class RateLimiter:
 
     # --- the middleware's part -------------------------------------------------------------------------------------
 
-    def app_route(self, scope: Scope) -> Optional[Route]:
-        """The app-wide and default limits of a request: the default only on a route without limits of its own, none
-        on an exempt endpoint (the route is found as the router will find it, when either needs it)."""
-        gate = self.gate
-        if gate.default_spec is None and not self._exempt:
-            route = self._by_route.get(None)
-            if route is None:
-                route = self._by_route[None] = gate.route([], "application", "@app", self.key)
-            return route
-        app_route = _find_route(scope)
-        route_id = id(app_route) if app_route is not None else None  # app routes live as long as the app
-        route = self._by_route.get(route_id, False)
-        if route is False:
-            endpoint = getattr(app_route, "endpoint", None)
-            own = app_route is not None and (endpoint in self._limited or any(
-                getattr(d, "call", None) in self._limited for d in _dependencies(app_route)))
-            exempt = endpoint in self._exempt
-            specs = [gate.default_spec] if gate.default_spec is not None and not own and not exempt else []
-            name = getattr(app_route, "name", None) or "default"
-            methods = ",".join(sorted(getattr(app_route, "methods", None) or ()))
-            route = gate.route(specs, name, f"{methods} {getattr(app_route, 'path', '')}", self.key,
-                               app_wide=not exempt)
-            self._by_route[route_id] = route
-        return route
+    def _limits_of(self, endpoint: Any) -> List[LimitSpec]:
+        for f in _chain(endpoint):
+            specs = self._limits.get(f)
+            if specs is not None:
+                return specs
+        return []
+
+    def install(self, router: Any) -> None:
+        """Wraps each route of ``router`` (and of the routers mounted in it) that has limits — its own, else the
+        default one, and the app-wide one unless it is exempt — so that they are checked once the router has found
+        it. Done on the first request, and again when routes were added."""
+        with self._lock:
+            routes = getattr(router, "routes", [])
+            if self._installed.get(id(router)) == len(routes):
+                return
+            for app_route in routes:
+                sub = getattr(app_route, "routes", None)
+                if sub is not None and hasattr(app_route, "path"):  # a Mount: its own router
+                    self.install(getattr(app_route, "app", app_route))
+                    continue
+                endpoint = getattr(app_route, "endpoint", None)
+                if endpoint is None or getattr(app_route, "_ratewarden", False):
+                    continue
+                own = self._limits_of(endpoint)
+                exempt = any(f in self._exempt for f in _chain(endpoint))
+                has_dependency = any(d.call in self._dependencies for d in _dependencies(app_route))
+                specs = own or ([self.gate.default_spec] if self.gate.default_spec is not None and not exempt
+                                and not has_dependency else [])
+                name = getattr(app_route, "name", None) or getattr(endpoint, "__name__", "route")
+                route = self.gate.route(specs, name, _qualified_name(endpoint), self.key, app_wide=not exempt)
+                app_route._ratewarden = True
+                if route.checks or has_dependency:
+                    app_route.app = _RouteApp(self, route, app_route.app)
+            self._installed[id(router)] = len(routes)
+
+
+class _RouteApp:
+    """An app route's ASGI app with its limits checked first (the route's own, else the default one; the app-wide
+    one), and the fields of every limit the request met (depends()'s too) added to the response's start."""
+
+    def __init__(self, limiter: RateLimiter, route: Route, app: ASGIApp) -> None:
+        self.limiter = limiter
+        self.route = route
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        limiter, route = self.limiter, self.route
+        if not limiter.options.enabled:
+            await self.app(scope, receive, send)
+            return
+        gate = limiter.gate
+        checks: List[Checked] = []
+        scope[_SCOPE_KEY] = checks
+
+        async def send_with_fields(message: Any) -> None:
+            if checks and message["type"] == "http.response.start":
+                fields = gate.fields_of(checks)
+                if fields:
+                    # An app's own fields of these names are replaced, but for its Retry-After.
+                    headers = [(n, v) for n, v in message.get("headers", ()) if n.lower() not in _REPLACED]
+                    own_wait = any(n.lower() == b"retry-after" for n, _ in headers)
+                    headers += [(n.encode("latin-1"), v.encode("latin-1")) for n, v in fields
+                                if not own_wait or n != "Retry-After"]
+                    message["headers"] = headers
+            await send(message)
+
+        if route.checks:
+            request = Request(scope, receive)
+            if gate.skip is None or not await _maybe(gate.skip(request)):
+                if route.needs_form:
+                    # The body is read for the key, then given again to the endpoint.
+                    body = await request.body()
+                    scope["ratewarden.form"] = await request.form()
+                    receive = _replay(body, receive)
+                checked = await gate.acheck(route, request, scope["method"])
+                if checked is not None:
+                    checks.append(checked)
+                    if checked.key_error is not None:
+                        status, body_, content_type = key_rejection(checked.key_error)
+                        await Response(body_, status, media_type=content_type)(scope, receive, send)
+                        return
+                    if checked.refused >= 0:
+                        response = await limiter.refusal_response(request, gate.refusal(checked))
+                        await response(scope, receive, send_with_fields)
+                        return
+        await self.app(scope, receive, send_with_fields)
 
 
 class RateLimitMiddleware:
-    """The ASGI middleware (pure ASGI: no per-request task, no body buffering): checks the app-wide and default limits
-    before the app runs, and adds the fields of every limit the request met to the response's start."""
+    """The ASGI middleware: on the first request (and when routes were added), it wraps the app's routes that have
+    limits (see ``RateLimiter.install``); then it only passes requests on."""
 
     def __init__(self, app: ASGIApp, limiter: RateLimiter) -> None:
         self.app = app
         self.limiter = limiter
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        limiter = self.limiter
-        if scope["type"] != "http" or not limiter.options.enabled:
-            await self.app(scope, receive, send)
-            return
-        checks: List[Checked] = []
-        scope[_SCOPE_KEY] = checks
-        route = limiter.app_route(scope)
-        if route is not None and route.checks:
-            gate = limiter.gate
-            request = Request(scope, receive)
-            if gate.skip is None or not await _maybe(gate.skip(request)):
-                checked = await gate.acheck(route, request, scope["method"])
-                if checked is not None:
-                    checks.append(checked)
-                    if checked.key_error is not None:
-                        status, body, content_type = key_rejection(checked.key_error)
-                        await Response(body, status, media_type=content_type)(scope, receive, send)
-                        return
-                    if checked.refused >= 0:
-                        response = await limiter.refusal_response(request, gate.refusal(checked))
-                        await response(scope, receive, _with_fields(send, limiter, checks))
-                        return
-        await self.app(scope, receive, _with_fields(send, limiter, checks))
+        router = getattr(scope.get("app"), "router", None)
+        if router is not None and self.limiter._installed.get(id(router)) != len(router.routes):
+            self.limiter.install(router)
+        await self.app(scope, receive, send)
 
 
-def _with_fields(send: Any, limiter: RateLimiter, checks: List[Checked]) -> Any:
-    async def send_with_fields(message: Any) -> None:
-        if message["type"] == "http.response.start" and checks:
-            fields = limiter.gate.fields_of(checks)
-            if fields:
-                names = {name.lower().encode("latin-1") for name, _ in fields}
-                kept = [(n, v) for n, v in message.get("headers", ()) if n.lower() not in names or n.lower() ==
-                        b"retry-after"]
-                present = {n.lower() for n, _ in kept}
-                kept += [(n.encode("latin-1"), v.encode("latin-1")) for n, v in fields
-                         if n.lower().encode("latin-1") not in present]
-                message = {**message, "headers": kept}
-        await send(message)
+_REPLACED = frozenset(n.encode() for n in ("ratelimit", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining",
+                                          "ratelimit-reset", "x-ratelimit-limit", "x-ratelimit-remaining",
+                                          "x-ratelimit-reset"))
 
-    return send_with_fields
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """A receive that gives ``body`` once, then what ``receive`` gives (a disconnect)."""
+    sent = False
+
+    async def replayed() -> Any:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+def _qualified_name(f: Any) -> str:
+    return f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', getattr(f, '__name__', repr(f)))}"
+
+
+def _chain(f: Any) -> List[Any]:
+    """``f`` and what it wraps (functools.wraps sets ``__wrapped__``)."""
+    out = []
+    while f is not None and len(out) < 100:
+        out.append(f)
+        f = getattr(f, "__wrapped__", None)
+    return out
 
 
 async def _key_error_response(request: Request, exc: Exception) -> Response:
@@ -321,16 +361,6 @@ async def _key_error_response(request: Request, exc: Exception) -> Response:
 
 async def _maybe(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
-
-
-def _find_route(scope: Scope) -> Any:
-    """The app route that will take the request (the router's first full match), or None."""
-    app = scope.get("app")
-    for route in getattr(getattr(app, "router", None), "routes", ()):
-        match, _ = route.matches(scope)
-        if match == Match.FULL:
-            return route
-    return None
 
 
 def _dependencies(route: Any) -> List[Any]:

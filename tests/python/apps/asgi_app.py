@@ -20,8 +20,8 @@ def user_id(request):  # an int key: accepted as its decimal text
     return int(request.path_params["n"])
 
 
-if KIND == "fastapi":
-    from fastapi import FastAPI, Request
+if KIND == "fastapi":  # limit() on most routes, depends() on /login and /twice
+    from fastapi import FastAPI
     from fastapi.responses import PlainTextResponse
 
     app = FastAPI()
@@ -31,11 +31,13 @@ if KIND == "fastapi":
     async def login():
         return PlainTextResponse("welcome")
 
-    @app.get("/items", dependencies=[limiter.depends("3/minute")])
+    @app.get("/items")
+    @limiter.limit("3/minute")
     async def items():
         return PlainTextResponse("items")
 
-    @app.get("/user/{n}", dependencies=[limiter.depends("2/minute", key=user_id)])
+    @limiter.limit("2/minute", key=user_id)  # either side of the route decorator
+    @app.get("/user/{n}")
     async def user(n: int):
         return PlainTextResponse(f"user {n}")
 
@@ -43,17 +45,19 @@ if KIND == "fastapi":
     async def twice():
         return PlainTextResponse("twice")
 
-    @app.get("/s1", dependencies=[limiter.depends("3/minute", scope="search")])
+    @app.get("/s1")
+    @limiter.shared_limit("3/minute", "search")
     async def s1():
         return PlainTextResponse("s1")
 
-    @app.get("/s2", dependencies=[limiter.depends("3/minute", scope="search")])
+    @app.get("/s2")
+    @limiter.shared_limit("3/minute", "search")
     async def s2():
         return PlainTextResponse("s2")
 
     @app.get("/api")
     @limiter.limit("100000/minute", key=keys.header("X-API-Key"))
-    async def api(request: Request):
+    async def api():
         return PlainTextResponse("api")
 
     @app.get("/free")
