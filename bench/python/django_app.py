@@ -25,19 +25,21 @@ MIDDLEWARE: list = []
 USE_TZ = True
 
 
-def view(request):
+def hello(request):
     return HttpResponse("hello\n", content_type="text/plain")
 
 
-hello = denied = view
+def denied(request):
+    return HttpResponse("hello\n", content_type="text/plain")
+
 
 if VARIANT == "ratewarden":
     from ratewarden.django import limit
 
     MIDDLEWARE = ["ratewarden.django.RateLimitMiddleware"]
     RATEWARDEN = {"STORE": STORE, "PREFIX": "bench-django"}
-    hello = limit("1000000000/minute")(view)
-    denied = limit("1/day")(view)
+    hello = limit("1000000000/minute")(hello)
+    denied = limit("1/day")(denied)
 elif VARIANT == "django-ratelimit":
     from django_ratelimit.decorators import ratelimit
 
@@ -51,8 +53,8 @@ elif VARIANT == "django-ratelimit":
     def too_many(request, exception):
         return HttpResponse("429 Too Many Requests\n", status=429, content_type="text/plain")
 
-    hello = ratelimit(key="ip", rate="1000000000/m", block=True)(view)
-    denied = ratelimit(key="ip", rate="1/d", block=True)(view)
+    hello = ratelimit(key="ip", rate="1000000000/m", block=True)(hello)
+    denied = ratelimit(key="ip", rate="1/d", block=True)(denied)
 elif VARIANT != "bare":
     raise SystemExit(f"unknown BENCH_VARIANT {VARIANT!r}")
 

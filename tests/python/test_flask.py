@@ -143,10 +143,11 @@ def test_legacy_headers() -> None:
 
 
 def test_key_failure_gives_400_by_default_and_is_configurable() -> None:
-    app, _ = login_app()
+    app, limiter = login_app()
     with serve(app) as client:
         status, _, body = client.post("/login", form={})
         assert status == 400 and "rate limit key" in body
+        assert limiter.stats(app)["key_failures"] == 1
         assert client.post("/login", form={"username": ""})[0] == 400  # an empty key is no key
         assert client.post("/login", form={"username": "x" * 5000})[0] == 400  # too long for the store
     app, _ = login_app(RATEWARDEN_ON_KEY_ERROR="skip")
@@ -341,7 +342,7 @@ def test_client_address_behind_proxies() -> None:
 def test_store_failure(
     own_redis: RedisServer, on_store_error: str, expected: Tuple[int, Optional[str], Optional[str], Optional[str]]
 ) -> None:
-    app, _ = login_app(
+    app, limiter = login_app(
         RATEWARDEN_STORE=own_redis.url + "?timeout=200ms&connect_timeout=200ms",
         RATEWARDEN_ON_STORE_ERROR=on_store_error,
     )
@@ -352,6 +353,7 @@ def test_store_failure(
         status, headers, _ = client.post("/login", form={"username": "alice"})
         assert (status, headers.get("Retry-After"), headers.get("RateLimit"),
                 headers.get("RateLimit-Skipped")) == expected
+    assert limiter.stats(app) == {"refused": 0, "shadow_refused": 0, "store_failures": 1, "key_failures": 0}
 
 
 def test_default_is_fail_open(own_redis: RedisServer) -> None:

@@ -334,6 +334,12 @@ class Gate:
         self.default_spec = (LimitSpec.make(options.default, name="default", algorithm=options.algorithm)
                              if options.default else None)
 
+    def stats(self) -> Dict[str, int]:
+        """What the limits met since start: ``refused``, ``shadow_refused`` (would have been, in shadow mode),
+        ``store_failures``, ``key_failures``."""
+        with self._lock:
+            return {k: self.counts[k] for k in ("refused", "shadow_refused", "store_failures", "key_failures")}
+
     # --- binding -------------------------------------------------------------------------------------------------
 
     def limiter(self, spec: LimitSpec) -> Limiter:
@@ -544,14 +550,15 @@ class Gate:
             fields.append((self.options.store_failure_header, checked.store_failure))
         return fields
 
-    def refusal(self, checked: Checked) -> Refusal:
+    def refusal(self, checked: Checked, with_fields: bool = True) -> Refusal:
         """The 429 of a refused request, in the form the ``refusal`` option asks (a custom handler is the
-        adapter's to call, with this)."""
+        adapter's to call, with this); ``with_fields=False`` leaves ``headers`` empty, for an adapter that adds the
+        fields of every check of the request later."""
         check = checked.route.checks[checked.refused]
         decision = checked.refusal
         assert decision is not None
         wait = _retry_after(decision)
-        headers = self.fields(checked)
+        headers = self.fields(checked) if with_fields else []
         if self.options.refusal == "problem":
             body = json.dumps({
                 "type": PROBLEM_TYPE, "title": PROBLEM_TITLE, "status": 429,

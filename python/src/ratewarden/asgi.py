@@ -126,6 +126,10 @@ class RateLimiter:
         app.add_exception_handler(RateLimitExceeded, self._refusal_response)
         app.add_exception_handler(RateLimitKeyError, _key_error_response)
 
+    def stats(self) -> Dict[str, int]:
+        """``refused``, ``shadow_refused``, ``store_failures``, ``key_failures`` since start, in this process."""
+        return self.gate.stats()
+
     # --- route limits ----------------------------------------------------------------------------------------------
 
     def limit(self, policy: str, **kw: Any) -> Callable[[F], F]:
@@ -184,7 +188,7 @@ class RateLimiter:
             if checked.key_error is not None:
                 raise RateLimitKeyError()
             if checked.refused >= 0:
-                raise RateLimitExceeded(gate.refusal(checked))
+                raise RateLimitExceeded(gate.refusal(checked, with_fields=False))
 
         if not self._dependencies:
             for app in self._apps:
@@ -301,7 +305,7 @@ class _RouteApp:
                         await Response(body_, status, media_type=content_type)(scope, receive, send)
                         return
                     if checked.refused >= 0:
-                        response = await limiter.refusal_response(request, gate.refusal(checked))
+                        response = await limiter.refusal_response(request, gate.refusal(checked, with_fields=False))
                         await response(scope, receive, send_with_fields)
                         return
         await self.app(scope, receive, send_with_fields)

@@ -32,7 +32,7 @@ from ._client_key import client_key
 from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Route, address_of, key_rejection
 from .keys import KeyPart
 
-__all__ = ["RateLimitMiddleware", "exempt", "limit", "limiter", "shared_limit"]
+__all__ = ["RateLimitMiddleware", "exempt", "limit", "limiter", "shared_limit", "stats"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -153,11 +153,15 @@ def _answer(gate: Gate, request: HttpRequest, checked: Checked) -> Optional[Http
         return HttpResponse(body, status=status, content_type=content_type)
     if checked.refused < 0:
         return None
-    refusal = gate.refusal(checked)
+    refusal = gate.refusal(checked, with_fields=False)  # added with every check's, by _add_fields
     handler = gate.options.refusal
     if callable(handler):
         return handler(request, refusal)
-    return HttpResponse(refusal.body, status=429, content_type=refusal.content_type)
+    response = HttpResponse(refusal.body, status=429, content_type=refusal.content_type)
+    # Not one django.request warning per refused request: a flood of refusals would flood the log (the Gate counts
+    # them: stats()).
+    response._has_been_logged = True  # type: ignore[attr-defined]
+    return response
 
 
 def _add_fields(gate: Gate, checks: List[Checked], response: HttpResponse) -> HttpResponse:
@@ -165,6 +169,11 @@ def _add_fields(gate: Gate, checks: List[Checked], response: HttpResponse) -> Ht
         if name != "Retry-After" or name not in response.headers:  # an app's own 429 keeps its Retry-After
             response.headers[name] = value
     return response
+
+
+def stats() -> Dict[str, int]:
+    """``refused``, ``shadow_refused``, ``store_failures``, ``key_failures`` since start, in this process."""
+    return limiter.gate.stats()
 
 
 def limit(policy: str, **kw: Any) -> Callable[[F], F]:

@@ -243,6 +243,12 @@ class RateLimiter:
         self._forget_routes()
         return f
 
+    def stats(self, app: Optional[Flask] = None) -> Dict[str, int]:
+        """The counts of ``app`` (default: the current app): ``refused``, ``shadow_refused``, ``store_failures``,
+        ``key_failures``."""
+        app = app if app is not None else current_app._get_current_object()  # type: ignore[attr-defined]
+        return next(state.gate.stats() for state in self._states if state.app is app)
+
     def _forget_routes(self) -> None:
         for state in self._states:
             state.routes.clear()
