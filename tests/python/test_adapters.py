@@ -283,3 +283,17 @@ def test_asgi_never_blocks_the_event_loop(adapter: str, slow_redis: str) -> None
         assert statuses == [200] * 48
         assert elapsed < 1.2, elapsed  # blocking calls would take 48 x 50 ms = 2.4 s at least
         assert health_s < 0.5, health_s
+
+
+def test_user_first_and_combined_keys(server: Server) -> None:
+    me, other, user = client(), client(), f"user{next(_clients)}"
+    as_user = {"X-User": user}
+    # keys.first(keys.user(), keys.address()): the user wherever they come from, else the address.
+    assert [server.get("/me", client=c, headers=as_user)[0] for c in (me, other, me)] == [200, 200, 429]
+    assert [server.get("/me", client=me)[0] for _ in range(3)] == [200, 200, 429]
+    # keys.combine(keys.header("X-A"), keys.address()): one count per pair; no X-A, no key.
+    assert server.get("/pair", client=me, headers={"X-A": "a"})[0] == 200
+    assert server.get("/pair", client=other, headers={"X-A": "a"})[0] == 200
+    assert server.get("/pair", client=me, headers={"X-A": "b"})[0] == 200
+    assert server.get("/pair", client=me, headers={"X-A": "a"})[0] == 429
+    assert server.get("/pair", client=me)[0] == 400

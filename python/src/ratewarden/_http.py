@@ -292,19 +292,25 @@ class Checked:
         self.key_error: Optional[str] = None
 
 
-@dataclass(frozen=True)
 class Refusal:
     """A 429 as the adapter writes it: fields (the rate-limit ones and Retry-After), a body and its type; ``policy``
-    and ``name`` of the refused limit, and its ``decision``."""
+    and ``name`` of the refused limit, its ``decision`` and ``retry_after`` (whole seconds)."""
 
-    status: int
-    headers: List[Tuple[str, str]]
-    body: bytes
-    content_type: str
-    policy: str
-    name: str
-    decision: Decision
-    retry_after: int
+    __slots__ = ("status", "headers", "body", "content_type", "policy", "name", "decision", "retry_after")
+
+    def __init__(self, status: int, headers: List[Tuple[str, str]], body: bytes, content_type: str, policy: str,
+                 name: str, decision: Decision, retry_after: int) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.content_type = content_type
+        self.policy = policy
+        self.name = name
+        self.decision = decision
+        self.retry_after = retry_after
+
+    def __repr__(self) -> str:
+        return f"Refusal({self.policy!r}, name={self.name!r}, retry_after={self.retry_after})"
 
 
 def _fail_closed(limiter: Limiter) -> Decision:

@@ -1,8 +1,9 @@
 """The FastAPI and Starlette apps of tests/python/test_adapters.py, served by uvicorn: RW_APP = fastapi | starlette,
 RW_TEST_STORE, RW_TEST_PREFIX, RW_TEST_OPTIONS (JSON: more options). Route limits: /login 5/minute per username
 (a form field), /items 3/minute per address, /user/{n} 2/minute per user id (an int), /twice two 2/minute limits
-per address, /s1 and /s2 one 3/minute scope, /api 100000/minute per X-API-Key; /free has only the app-wide and
-default limits; /health is exempt."""
+per address, /s1 and /s2 one 3/minute scope, /api 100000/minute per X-API-Key, /me 2/minute per user (X-User
+authenticates) else address, /pair 1/minute per (X-A, address); /free has only the app-wide and default limits;
+/health is exempt."""
 
 import json
 import os
@@ -20,12 +21,37 @@ def user_id(request):  # an int key: accepted as its decimal text
     return int(request.path_params["n"])
 
 
+ME = keys.first(keys.user(), keys.address())
+PAIR = keys.combine(keys.header("X-A"), keys.address())
+
+
+class HeaderAuth:  # Starlette's authentication: X-User names the user
+    async def authenticate(self, conn):
+        from starlette.authentication import AuthCredentials, SimpleUser
+
+        name = conn.headers.get("x-user")
+        return (AuthCredentials(["authenticated"]), SimpleUser(name)) if name else None
+
+
 if KIND == "fastapi":  # limit() on most routes, depends() on /login and /twice
     from fastapi import FastAPI
     from fastapi.responses import PlainTextResponse
 
+    from starlette.middleware.authentication import AuthenticationMiddleware
+
     app = FastAPI()
     limiter.init_app(app)
+    app.add_middleware(AuthenticationMiddleware, backend=HeaderAuth())
+
+    @app.get("/me")
+    @limiter.limit("2/minute", key=ME)
+    async def me():
+        return PlainTextResponse("me")
+
+    @app.get("/pair")
+    @limiter.limit("1/minute", key=PAIR)
+    async def pair():
+        return PlainTextResponse("pair")
 
     @app.post("/login", dependencies=[limiter.depends("5/minute", key=keys.form("username"))])
     async def login():
@@ -110,7 +136,19 @@ elif KIND == "starlette":
     async def health(request):
         return PlainTextResponse("ok")
 
-    app = Starlette(routes=[
+    @limiter.limit("2/minute", key=ME)
+    async def me(request):
+        return PlainTextResponse("me")
+
+    @limiter.limit("1/minute", key=PAIR)
+    async def pair(request):
+        return PlainTextResponse("pair")
+
+    from starlette.middleware import Middleware
+    from starlette.middleware.authentication import AuthenticationMiddleware
+
+    app = Starlette(middleware=[Middleware(AuthenticationMiddleware, backend=HeaderAuth())], routes=[
+        Route("/me", me), Route("/pair", pair),
         Route("/login", login, methods=["POST"]), Route("/items", items), Route("/user/{n:int}", user),
         Route("/twice", twice), Route("/s1", s1), Route("/s2", s2), Route("/api", api), Route("/free", free),
         Route("/health", health),

@@ -16,12 +16,26 @@ SECRET_KEY = "test"
 DEBUG = False
 ALLOWED_HOSTS = ["*"]
 ROOT_URLCONF = "django_app"
-MIDDLEWARE = ["ratewarden.django.RateLimitMiddleware"]
+MIDDLEWARE = ["django_app.header_user", "ratewarden.django.RateLimitMiddleware"]
 INSTALLED_APPS: list = []
 RATEWARDEN = {"STORE": os.environ["RW_TEST_STORE"], "PREFIX": os.environ["RW_TEST_PREFIX"],
               **{k.upper(): v for k, v in json.loads(os.environ.get("RW_TEST_OPTIONS", "{}")).items()}}
 if os.environ.get("RW_NO_MIDDLEWARE"):  # @limit alone
-    MIDDLEWARE = []
+    MIDDLEWARE = ["django_app.header_user"]
+
+
+class _User:
+    def __init__(self, pk):
+        self.pk = pk
+        self.is_authenticated = pk is not None
+
+
+def header_user(get_response):  # authentication as a test needs it: X-User names the user
+    def middleware(request):
+        request.user = _User(request.headers.get("X-User"))
+        return get_response(request)
+
+    return middleware
 
 
 @limit("5/minute", key=keys.form("username"))
@@ -69,9 +83,19 @@ def health(request):
     return HttpResponse("ok", content_type="text/plain")
 
 
+@limit("2/minute", key=keys.first(keys.user(), keys.address()))
+def me(request):
+    return HttpResponse("me", content_type="text/plain")
+
+
+@limit("1/minute", key=keys.combine(keys.header("X-A"), keys.address()))
+def pair(request):
+    return HttpResponse("pair", content_type="text/plain")
+
+
 urlpatterns = [
     path("login", login), path("items", items), path("user/<int:n>", user), path("twice", twice), path("s1", s1),
-    path("s2", s2), path("api", api), path("free", free), path("health", health),
+    path("s2", s2), path("api", api), path("free", free), path("health", health), path("me", me), path("pair", pair),
 ]
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "django_app")

@@ -4,12 +4,19 @@ RW_TEST_OPTIONS (JSON: more options). The routes are asgi_app.py's."""
 import json
 import os
 
-from flask import Flask, request
+from flask import Flask, g, request
 
 from ratewarden import keys
 from ratewarden.flask import RateLimiter
 
 app = Flask(__name__)
+
+
+@app.before_request  # registered before the limiter's, so that it runs first
+def header_user():  # authentication as a test needs it: X-User names the user (flask.g.user)
+    g.user = request.headers.get("X-User")
+
+
 limiter = RateLimiter(app, store=os.environ["RW_TEST_STORE"], prefix=os.environ["RW_TEST_PREFIX"],
                       **json.loads(os.environ.get("RW_TEST_OPTIONS", "{}")))
 
@@ -66,3 +73,15 @@ def free():
 @limiter.exempt
 def health():
     return "ok"
+
+
+@app.get("/me")
+@limiter.limit("2/minute", key=keys.first(keys.user(), keys.address()))
+def me():
+    return "me"
+
+
+@app.get("/pair")
+@limiter.limit("1/minute", key=keys.combine(keys.header("X-A"), keys.address()))
+def pair():
+    return "pair"
