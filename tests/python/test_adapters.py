@@ -321,3 +321,13 @@ def test_asgi_server_stops_cleanly_with_store_calls_in_flight(slow_redis: str) -
         assert s.process.wait(10) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal it caught, once done
         assert 200 in statuses and set(statuses) <= {200, "not connected"}, statuses  # none dropped mid-flight
         assert "Traceback" not in s.log.read_text()
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_custom_refusal_handler(adapter: str) -> None:
+    with serve(adapter, "memory://", extra_env={"RW_CUSTOM_REFUSAL": "1"}) as s:
+        me = client()
+        assert [s.get("/items", client=me)[0] for _ in range(3)] == [200] * 3
+        status, headers, body = s.get("/items", client=me)
+        assert status == 429 and json.loads(body) == {"policy": "items", "wait": 60}
+        assert headers["retry-after"] == "60" and headers["ratelimit"] == '"items";r=0;t=60'  # its fields added

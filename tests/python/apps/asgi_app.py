@@ -14,6 +14,16 @@ from ratewarden.asgi import RateLimiter
 KIND = os.environ["RW_APP"]
 OPTIONS = {"store": os.environ["RW_TEST_STORE"], "prefix": os.environ["RW_TEST_PREFIX"],
            **json.loads(os.environ.get("RW_TEST_OPTIONS", "{}"))}
+
+
+async def custom_refusal(request, refusal):  # RW_CUSTOM_REFUSAL: the refusal option as a function (may be async)
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"policy": refusal.name, "wait": refusal.retry_after}, 429)
+
+
+if os.environ.get("RW_CUSTOM_REFUSAL"):
+    OPTIONS["refusal"] = custom_refusal
 limiter = RateLimiter(**OPTIONS)
 
 

@@ -20,6 +20,16 @@ MIDDLEWARE = ["django_app.header_user", "ratewarden.django.RateLimitMiddleware"]
 INSTALLED_APPS: list = []
 RATEWARDEN = {"STORE": os.environ["RW_TEST_STORE"], "PREFIX": os.environ["RW_TEST_PREFIX"],
               **{k.upper(): v for k, v in json.loads(os.environ.get("RW_TEST_OPTIONS", "{}")).items()}}
+if os.environ.get("RW_CUSTOM_REFUSAL"):  # the refusal option as a function, by its dotted path
+    RATEWARDEN["REFUSAL"] = "django_app.custom_refusal"
+
+
+def custom_refusal(request, refusal):
+    from django.http import JsonResponse
+
+    return JsonResponse({"policy": refusal.name, "wait": refusal.retry_after}, status=429)
+
+
 if os.environ.get("RW_NO_MIDDLEWARE"):  # @limit alone
     MIDDLEWARE = ["django_app.header_user"]
 

@@ -17,8 +17,10 @@ def header_user():  # authentication as a test needs it: X-User names the user (
     g.user = request.headers.get("X-User")
 
 
-limiter = RateLimiter(app, store=os.environ["RW_TEST_STORE"], prefix=os.environ["RW_TEST_PREFIX"],
-                      **json.loads(os.environ.get("RW_TEST_OPTIONS", "{}")))
+options = json.loads(os.environ.get("RW_TEST_OPTIONS", "{}"))
+if os.environ.get("RW_CUSTOM_REFUSAL"):  # the refusal option as a function
+    options["refusal"] = lambda req, refusal: ({"policy": refusal.name, "wait": refusal.retry_after}, 429)
+limiter = RateLimiter(app, store=os.environ["RW_TEST_STORE"], prefix=os.environ["RW_TEST_PREFIX"], **options)
 
 
 @app.post("/login")
