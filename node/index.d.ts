@@ -34,6 +34,21 @@ export interface Decision {
   readonly retryAfterUs: number;
 }
 
+/** A reservation's answer (limiter.reserve): allowed, act after waitMs; denied, nothing was charged. */
+export interface Reservation extends Decision {
+  /** Milliseconds, rounded up, to wait before acting (0: now). */
+  readonly waitMs: number;
+  /** waitMs, exact, in microseconds. */
+  readonly waitUs: number;
+  /** What cancel needs to give the slot back; 0 when it cannot be (several rates). */
+  readonly ticket: number;
+}
+
+export interface ReserveOptions extends CallOptions {
+  /** The longest wait accepted, in milliseconds (default Infinity: no bound). */
+  maxWaitMs?: number;
+}
+
 export interface Rate {
   readonly algorithm: Algorithm;
   readonly limit: number;
@@ -76,6 +91,12 @@ export declare class Limiter {
   reset(key: Key): Promise<void>;
   /** One hit per key, in one round trip where the store can. */
   hitMany(keys: readonly Key[], options?: CallOptions): Promise<Decision[]>;
+  /** Gives back up to the cost of the newest charges on the key, in every rate; what peek decides afterwards. */
+  refund(key: Key, options?: CallOptions): Promise<Decision>;
+  /** A hit charged at the earliest instant, within maxWaitMs, that every rate allows (gcra, token_bucket). */
+  reserve(key: Key, options?: ReserveOptions): Promise<Reservation>;
+  /** Gives a reservation's slot back: true when it was (nothing was charged on the key after it). */
+  cancel(key: Key, reservation: Reservation, options?: CallOptions): Promise<boolean>;
   /** hit, answered synchronously: the memory store only. */
   hitSync(key: Key, options?: CallOptions): Decision;
   /** hit, answered synchronously with only whether it is allowed (no decision is made): the memory store only. */

@@ -265,6 +265,44 @@ RW_EXPORT int rw_peek_async_v2(rw_limiter_t *limiter, const char *key, size_t ke
 RW_EXPORT int rw_hit_many_async_v2(rw_limiter_t *limiter, const char *const *keys, const size_t *keylens, size_t n,
                                    int64_t cost, rw_hit_many_v2_callback callback, void *user_data, char **errmsg);
 
+/* ---- Refunds ------------------------------------------------------------------------------------------------ */
+
+/* Gives back up to `cost` of what was charged most recently on the key, in every policy (docs/algorithms.md,
+ * "Refunds": e.g. count only failed logins — hit before, refund when the login succeeded), atomically in the store.
+ * Writes what rw_peek_v2 of `cost` decides afterwards. An absent key has nothing to give back. */
+RW_EXPORT int rw_refund(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
+                        rw_decision_v2_t *decision, char **errmsg);
+RW_EXPORT int rw_refund_async(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
+                              rw_hit_v2_callback callback, void *user_data, char **errmsg);
+
+/* ---- Reservations: pacing outbound calls (docs/pacing.md, docs/algorithms.md "Reservations") ----------------- */
+
+/* What rw_reserve writes. decision.allowed = 1: the slot is charged; act after wait_us (0: now) — the caller sleeps.
+ * decision.allowed = 0: the wait would exceed max_wait_us; nothing was charged and decision.retry_after_us is the
+ * wait the reservation would have needed. */
+typedef struct rw_reservation_t {
+  rw_decision_v2_t decision;  /* remaining, reset_after_us, ... as of the slot (durations from now) */
+  int64_t wait_us;
+  int64_t ticket;             /* what rw_cancel needs; 0 when the slot cannot be given back (several policies) */
+} rw_reservation_t;
+
+/* Charges a hit of `cost` at the earliest instant, no later than now + max_wait_us, at which every policy of the
+ * limiter allows it — atomically in the store, so callers of every process are served in arrival order. The
+ * limiter's algorithm must be "gcra" or "token_bucket" (else RW_ERR_INVALID_ARGUMENT). Store failures are answered
+ * as rw_hit's (on_store_error: "allow" gives wait_us 0). */
+RW_EXPORT int rw_reserve(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost, int64_t max_wait_us,
+                         rw_reservation_t *reservation, char **errmsg);
+typedef void (*rw_reserve_callback)(void *user_data, int status, const rw_reservation_t *reservation,
+                                    const char *errmsg);
+RW_EXPORT int rw_reserve_async(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
+                               int64_t max_wait_us, rw_reserve_callback callback, void *user_data, char **errmsg);
+/* Gives back the slot of `reservation` (rw_reserve's, for this key and cost) when the caller will not use it:
+ * *given = 1 when it was given back, which it is when nothing was charged on the key after it; otherwise the slot
+ * stays spent (giving it back would let a newcomer share a later caller's slot). A store failure is an error status
+ * with on_store_error "raise", else *given = 0. */
+RW_EXPORT int rw_cancel(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
+                        const rw_reservation_t *reservation, int *given, char **errmsg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -134,6 +134,12 @@ void to_c(const ratewarden::Decision& d, rw_decision_v2_t* out) {
   out->policy_index = d.policy_index;
 }
 
+void to_c(const ratewarden::Decision& d, rw_reservation_t* out) {
+  to_c(d, &out->decision);
+  out->wait_us = d.wait_us;
+  out->ticket = d.ticket;
+}
+
 // The body of rw_hit / rw_peek and their _v2 forms: `Out` is rw_decision_t or rw_decision_v2_t.
 template <class Out>
 int decide(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, Out* decision, char** errmsg,
@@ -143,7 +149,10 @@ int decide(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, 
   if (bad_key(key, keylen)) return null_argument(errmsg, "key");
   return guarded(errmsg, [&] {
     std::string_view k(key == nullptr ? "" : key, keylen);
-    to_c(mode == ratewarden::Mode::hit ? limiter->rep->hit(k, cost) : limiter->rep->peek(k, cost), decision);
+    to_c(mode == ratewarden::Mode::hit    ? limiter->rep->hit(k, cost)
+         : mode == ratewarden::Mode::peek ? limiter->rep->peek(k, cost)
+                                          : limiter->rep->refund(k, cost),
+         decision);
   });
 }
 
@@ -207,8 +216,10 @@ int decide_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t 
     std::string_view k(key == nullptr ? "" : key, keylen);
     if (mode == ratewarden::Mode::hit)
       limiter->rep->hit_async(k, cost, decision_callback(callback, user_data));
-    else
+    else if (mode == ratewarden::Mode::peek)
       limiter->rep->peek_async(k, cost, decision_callback(callback, user_data));
+    else
+      limiter->rep->refund_async(k, cost, decision_callback(callback, user_data));
   });
 }
 
@@ -430,3 +441,48 @@ int rw_hit_many_async_v2(rw_limiter_t* limiter, const char* const* keys, const s
 }
 
 }  // extern "C"
+
+int rw_reserve(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, int64_t max_wait_us,
+               rw_reservation_t* reservation, char** errmsg) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (reservation == nullptr) return null_argument(errmsg, "reservation");
+  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
+  return guarded(errmsg, [&] {
+    to_c(limiter->rep->reserve(std::string_view(key == nullptr ? "" : key, keylen), cost, max_wait_us), reservation);
+  });
+}
+
+int rw_reserve_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, int64_t max_wait_us,
+                     rw_reserve_callback callback, void* user_data, char** errmsg) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (callback == nullptr) return null_argument(errmsg, "callback");
+  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
+  return guarded(errmsg, [&] {
+    limiter->rep->reserve_async(std::string_view(key == nullptr ? "" : key, keylen), cost, max_wait_us,
+                                decision_callback(callback, user_data));
+  });
+}
+
+int rw_cancel(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, const rw_reservation_t* reservation,
+              int* given, char** errmsg) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (reservation == nullptr) return null_argument(errmsg, "reservation");
+  if (given == nullptr) return null_argument(errmsg, "given");
+  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
+  return guarded(errmsg, [&] {
+    ratewarden::Decision slot;
+    slot.allowed = reservation->decision.allowed != 0;
+    slot.ticket = reservation->ticket;
+    *given = limiter->rep->cancel(std::string_view(key == nullptr ? "" : key, keylen), cost, slot) ? 1 : 0;
+  });
+}
+
+int rw_refund(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_decision_v2_t* decision,
+              char** errmsg) {
+  return decide(limiter, key, keylen, cost, decision, errmsg, ratewarden::Mode::refund);
+}
+
+int rw_refund_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_hit_v2_callback callback,
+                    void* user_data, char** errmsg) {
+  return decide_async(limiter, key, keylen, cost, callback, user_data, errmsg, ratewarden::Mode::refund);
+}

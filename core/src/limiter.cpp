@@ -117,8 +117,10 @@ Decision Limiter::hit(std::string_view key, int64_t cost) { return decide(key, c
 
 Decision Limiter::peek(std::string_view key, int64_t cost) { return decide(key, cost, Mode::peek); }
 
-StoreCall Limiter::call_for(std::string_view key, int64_t cost, Mode mode, std::vector<std::string>* keys) const {
+StoreCall Limiter::call_for(std::string_view key, int64_t cost, Mode mode, std::vector<std::string>* keys,
+                            int64_t mode_arg) const {
   StoreCall call{policies_.data(), nullptr, policies_.size(), key, cost, mode, key_head_, key_suffixes_.data()};
+  (mode == Mode::cancel ? call.ticket : call.max_wait_us) = mode_arg;
   if (keys != nullptr) {
     fill_keys(key, *keys);
     call.keys = keys->data();
@@ -126,17 +128,44 @@ StoreCall Limiter::call_for(std::string_view key, int64_t cost, Mode mode, std::
   return call;
 }
 
-Decision Limiter::decide(std::string_view key, int64_t cost, Mode mode) {
+Decision Limiter::decide(std::string_view key, int64_t cost, Mode mode, int64_t mode_arg) {
   validate(key, cost);
   try {
-    if (store_takes_key_parts_) return store_->decide(call_for(key, cost, mode, nullptr));
+    if (store_takes_key_parts_) return store_->decide(call_for(key, cost, mode, nullptr, mode_arg));
     // Kept per thread, and touched only here: a thread_local costs a call per use in a shared library.
     thread_local std::vector<std::string> keys;
-    return store_->decide(call_for(key, cost, mode, &keys));
+    return store_->decide(call_for(key, cost, mode, &keys, mode_arg));
   } catch (const StoreError&) {
     if (options_.on_store_error == OnStoreError::raise) throw;
-    return on_failure_;
+    return fallback(mode);
   }
+}
+
+const Decision& Limiter::fallback(Mode mode) const {
+  static const Decision not_given;  // a cancel that failed gave nothing back, whatever on_store_error says
+  return mode == Mode::cancel ? not_given : on_failure_;
+}
+
+void Limiter::validate_reserve(int64_t max_wait_us) const {
+  const Algorithm a = policies_[0].algorithm;
+  if (a != Algorithm::gcra && a != Algorithm::token_bucket)
+    throw InvalidArgument("reserve needs the gcra or token_bucket algorithm, not " + std::string(algorithm_name(a)) +
+                          ": a window algorithm cannot hold a slot in a later window (docs/algorithms.md, "
+                          "\"Reservations\")");
+  if (max_wait_us < 0) throw InvalidArgument("max_wait must be >= 0, got " + std::to_string(max_wait_us) + " µs");
+}
+
+Decision Limiter::refund(std::string_view key, int64_t cost) { return decide(key, cost, Mode::refund); }
+
+Decision Limiter::reserve(std::string_view key, int64_t cost, int64_t max_wait_us) {
+  validate_reserve(max_wait_us);
+  return decide(key, cost, Mode::reserve, max_wait_us);
+}
+
+bool Limiter::cancel(std::string_view key, int64_t cost, const Decision& reservation) {
+  validate(key, cost);
+  if (!reservation.allowed || reservation.ticket == 0 || policies_.size() != 1) return false;
+  return decide(key, cost, Mode::cancel, reservation.ticket).allowed;
 }
 
 namespace {
@@ -196,14 +225,15 @@ std::vector<Decision> Limiter::hit_many(const std::vector<std::string_view>& key
   return out;
 }
 
-void Limiter::decide_async(std::string_view key, int64_t cost, Mode mode, DecisionCallback done, Completion where) {
+void Limiter::decide_async(std::string_view key, int64_t cost, Mode mode, DecisionCallback done, Completion where,
+                           int64_t mode_arg) {
   validate(key, cost);
   std::vector<std::string> keys;
-  const StoreCall call = call_for(key, cost, mode, store_takes_key_parts_ ? nullptr : &keys);
+  const StoreCall call = call_for(key, cost, mode, store_takes_key_parts_ ? nullptr : &keys, mode_arg);
   DecisionCallback answer = deliver(std::move(done), where);
   // The store stays alive until the call completes, even if this limiter does not.
   store_->decide_async(call, [answer = std::move(answer), raise = options_.on_store_error == OnStoreError::raise,
-                              fallback = on_failure_, store = store_](const Decision* d, const Error* e) {
+                              fallback = fallback(mode), store = store_](const Decision* d, const Error* e) {
     if (e != nullptr && !raise && is_store_failure(*e)) d = &fallback, e = nullptr;
     answer(d, e);
   });
@@ -215,6 +245,26 @@ void Limiter::hit_async(std::string_view key, int64_t cost, DecisionCallback don
 
 void Limiter::peek_async(std::string_view key, int64_t cost, DecisionCallback done, Completion where) {
   decide_async(key, cost, Mode::peek, std::move(done), where);
+}
+
+void Limiter::refund_async(std::string_view key, int64_t cost, DecisionCallback done, Completion where) {
+  decide_async(key, cost, Mode::refund, std::move(done), where);
+}
+
+void Limiter::reserve_async(std::string_view key, int64_t cost, int64_t max_wait_us, DecisionCallback done,
+                            Completion where) {
+  validate_reserve(max_wait_us);
+  decide_async(key, cost, Mode::reserve, std::move(done), where, max_wait_us);
+}
+
+void Limiter::cancel_async(std::string_view key, int64_t cost, const Decision& reservation, DecisionCallback done,
+                           Completion where) {
+  validate(key, cost);
+  if (!reservation.allowed || reservation.ticket == 0 || policies_.size() != 1) {
+    static const Decision not_given;
+    return deliver(std::move(done), where)(&not_given, nullptr);
+  }
+  decide_async(key, cost, Mode::cancel, std::move(done), where, reservation.ticket);
 }
 
 void Limiter::reset_async(std::string_view key, DoneCallback done, Completion where) {

@@ -178,9 +178,11 @@ Decision MemoryStore::decide(const StoreCall& call) {
   std::lock_guard<std::mutex> lock(shard.mu);
   // Read inside the lock: time never goes back for the entries of one shard.
   const int64_t now = now_in(shard);
-  const bool hit = call.mode == Mode::hit;
+  const bool hit = charges(call.mode);
 
-  if (call.count == 1) return decide_one(shard, tag_hash, now, call);
+  if (call.count == 1 && (call.mode == Mode::hit || call.mode == Mode::peek)) {
+    return decide_one(shard, tag_hash, now, call);
+  }
 
   // Scratch space kept per thread: a multi-policy call allocates nothing once the thread has made one.
   thread_local std::vector<Entry*> entries;
@@ -201,8 +203,10 @@ Decision MemoryStore::decide(const StoreCall& call) {
     if (!live) fresh[i] = fresh_state(call.policies[i].algorithm);
     states[i] = live ? &entry->state : &fresh[i];
   }
-  const Decision d = decide_all(call.policies, states.data(), call.count, now, call.cost, call.mode, expiries.data());
-  const bool charged = hit && d.allowed;
+  const Decision d = decide_all(call.policies, states.data(), call.count, now, call.cost, call.mode, expiries.data(),
+                              call.mode_arg());
+  // A refund changes live states only: an absent key has nothing to give back.
+  const bool charged = hit && d.allowed && call.mode != Mode::refund;
   // Update and use the stored entries before inserting the new ones, so that making room never evicts them.
   for (size_t i = 0; i < call.count; ++i) {
     Entry* entry = entries[i];

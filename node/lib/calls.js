@@ -4,13 +4,14 @@
 // (node/src/completions.hpp). An id is reused once its call has settled.
 
 const native = require('./native');
-const { FIELDS, decisionAt, decisionList } = require('./decision');
+const { FIELDS, decisionAt, decisionList, reservationAt } = require('./decision');
 
 // One record per answer: id, kind, then a decision's FIELDS numbers (kind DECISION).
 const RECORD = 2 + FIELDS;
 const DECISION = 0;
 const ERROR = 1;
 const DECISIONS = 2;
+const RESERVATION = 4;
 
 const settles = [];  // by id: the resolve function of the call's promise
 const free = [];
@@ -38,6 +39,7 @@ function complete(values, extras) {
     if (kind === DECISION) settle(decisionAt(values, i + 2));
     else if (kind === ERROR) settle(extras[n]);
     else if (kind === DECISIONS) settle(decisionList(extras[n]));
+    else if (kind === RESERVATION) settle(reservationAt(values, i + 2));
     else settle(undefined);
   }
 }

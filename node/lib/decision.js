@@ -1,9 +1,9 @@
 'use strict';
-// Decisions come from the addon as 7 numbers each (allowed, limit, remaining, reset_after_us, retry_after_us, used,
-// policy_index: node/src/convert.hpp). Durations are given in ms rounded UP, so that waiting that long always works;
-// the exact µs are kept too.
+// Decisions come from the addon as 9 numbers each (allowed, limit, remaining, reset_after_us, retry_after_us, used,
+// policy_index, and a reservation's wait_us and ticket: node/src/convert.hpp). Durations are given in ms rounded UP,
+// so that waiting that long always works; the exact µs are kept too.
 
-const FIELDS = 7;
+const FIELDS = 9;
 
 function decisionAt(values, i) {
   const resetAfterUs = values[i + 3];
@@ -27,4 +27,14 @@ function decisionList(values) {
   return out;
 }
 
-module.exports = { FIELDS, decisionAt, decisionList };
+// A reservation's decision (limiter.reserve): the decision, how long to wait before acting, and its ticket (what
+// cancel needs to give the slot back; 0 when it cannot be).
+function reservationAt(values, i) {
+  const d = decisionAt(values, i);
+  d.waitUs = values[i + 7];
+  d.waitMs = Math.ceil(d.waitUs / 1000);
+  d.ticket = values[i + 8];
+  return d;
+}
+
+module.exports = { FIELDS, decisionAt, decisionList, reservationAt };

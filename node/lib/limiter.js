@@ -10,14 +10,17 @@
 const native = require('./native');
 const calls = require('./calls');
 const { fromCaller, fromNative, invalidArgument } = require('./errors');
-const { FIELDS, decisionAt, decisionList } = require('./decision');
-const { costOf, limiterOptions } = require('./options');
+const { FIELDS, decisionAt, decisionList, reservationAt } = require('./decision');
+const { costOf, limiterOptions, maxWaitOf } = require('./options');
 const { Store, storeFor } = require('./store');
 
 const HIT = 0;
 const PEEK = 1;
 const RESET = 2;
 const HIT_MANY = 3;
+const RESERVE = 4;
+const CANCEL = 5;
+const REFUND = 6;
 
 class Limiter {
   #native;
@@ -78,6 +81,44 @@ class Limiter {
     }
   }
 
+  // Gives back up to `cost` of what was charged most recently on the key, in every rate (e.g. a login that
+  // succeeded, when only failures should count: docs/algorithms.md, "Refunds"). Resolves with what peek decides
+  // afterwards.
+  refund(key, options) {
+    if (!this.#inMemory) return this.#remote(REFUND, this.refund, key, options);
+    try {
+      this.#native.refundSync(key, costOf(options, this.refund));
+      return Promise.resolve(decisionAt(this.#out, 0));
+    } catch (error) {
+      return Promise.reject(fromCaller(error, this.refund));
+    }
+  }
+
+  // Charges a hit at the earliest instant, no later than maxWaitMs ahead (default: no bound), at which every rate
+  // allows it (gcra and token_bucket; docs/pacing.md). Resolves with the decision and waitMs / waitUs: allowed, act
+  // after waitMs; denied, the wait would exceed maxWaitMs and nothing was charged.
+  reserve(key, options) {
+    if (!this.#inMemory) return this.#remote(RESERVE, this.reserve, key, options);
+    try {
+      this.#native.reserveSync(key, costOf(options, this.reserve), maxWaitOf(options, this.reserve));
+      return Promise.resolve(reservationAt(this.#out, 0));
+    } catch (error) {
+      return Promise.reject(fromCaller(error, this.reserve));
+    }
+  }
+
+  // Gives the slot of `reservation` (reserve's decision for this key and cost) back. Resolves with true when it was
+  // given back, which it is when nothing was charged on the key after it; otherwise the slot stays spent.
+  cancel(key, reservation, options) {
+    if (!this.#inMemory) return this.#remote(CANCEL, this.cancel, key, options, reservation);
+    try {
+      const { allowed, ticket } = reservationOf(reservation, this.cancel);
+      return Promise.resolve(this.#native.cancelSync(key, costOf(options, this.cancel), allowed, ticket));
+    } catch (error) {
+      return Promise.reject(fromCaller(error, this.cancel));
+    }
+  }
+
   // One hit per key, in one round trip where the store can. Resolves with one decision per key. An invalid key
   // charges nothing.
   hitMany(keys, options) {
@@ -120,7 +161,7 @@ class Limiter {
   // One asynchronous call of the core. Bad input throws in the addon before anything starts (the rejection's stack
   // starts at the caller); a store failure is created again after the await, so that V8's async stack trace leads
   // to the caller.
-  async #remote(op, method, key, options) {
+  async #remote(op, method, key, options, reservation) {
     let settle;
     const answer = new Promise((resolve) => {
       settle = resolve;
@@ -137,6 +178,13 @@ class Limiter {
         }
       } else if (op === HIT_MANY) {
         n.hitMany(key, costOf(options, method), id);
+      } else if (op === REFUND) {
+        n.refund(key, costOf(options, method), id);
+      } else if (op === RESERVE) {
+        n.reserve(key, costOf(options, method), maxWaitOf(options, method), id);
+      } else if (op === CANCEL) {
+        const { allowed, ticket } = reservationOf(reservation, method);
+        n.cancel(key, costOf(options, method), allowed, ticket, id);
       } else {
         n.reset(key, id);
       }
@@ -146,8 +194,15 @@ class Limiter {
     }
     const value = await answer;
     if (value instanceof Error) throw fromNative(value);
-    return value;
+    return op === CANCEL ? value.allowed : value;
   }
+}
+
+function reservationOf(reservation, caller) {
+  if (reservation === null || typeof reservation !== 'object' || typeof reservation.ticket !== 'number') {
+    throw invalidArgument('reservation must be the decision limiter.reserve() resolved with', caller);
+  }
+  return reservation;
 }
 
 function syncOnNetwork(method) {

@@ -51,4 +51,14 @@ function costOf(options, caller) {
   return options.cost === undefined ? 1 : options.cost;
 }
 
-module.exports = { limiterOptions, costOf };
+// A reservation's longest wait, in µs for the addon: { maxWaitMs } (default: no bound, Infinity).
+function maxWaitOf(options, caller) {
+  const ms = options === undefined || options === null ? undefined : options.maxWaitMs;
+  if (ms === undefined || ms === Infinity) return Infinity;
+  if (typeof ms !== 'number' || !(ms >= 0)) {
+    throw invalidArgument(`maxWaitMs must be a number >= 0 (or Infinity), got ${show(ms)}`, caller);
+  }
+  return Math.floor(ms * 1000);  // never a longer wait than asked
+}
+
+module.exports = { limiterOptions, costOf, maxWaitOf };

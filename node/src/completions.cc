@@ -59,12 +59,12 @@ void Completions::State::push(Answer&& answer) noexcept {
   }
 }
 
-ratewarden::DecisionCallback Completions::on_decision(uint32_t id) const {
-  return [state = state_, id](const ratewarden::Decision* d, const ratewarden::Error* e) {
+ratewarden::DecisionCallback Completions::on_decision(uint32_t id, uint8_t kind) const {
+  return [state = state_, id, kind](const ratewarden::Decision* d, const ratewarden::Error* e) {
     Answer a;
     a.id = id;
     if (d != nullptr) {
-      a.kind = kDecision;
+      a.kind = static_cast<Kind>(kind);
       a.decision = *d;
     } else {
       a.kind = kError;
@@ -198,7 +198,7 @@ void Completions::deliver(napi_env env, std::vector<Answer>& batch) noexcept {
       double* record = values + i * kRecord;
       record[0] = a.id;
       record[1] = a.kind;
-      if (a.kind == kDecision) write_decision(a.decision, record + 2);
+      if (a.kind == kDecision || a.kind == kReservation) write_decision(a.decision, record + 2);
       else std::memset(record + 2, 0, kDecisionFields * sizeof(double));
       if (a.kind != kError && a.kind != kDecisions) continue;
       napi_valuetype type;

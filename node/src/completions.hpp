@@ -48,22 +48,23 @@ class Completions {
   Completions& operator=(const Completions&) = delete;
 
   // Loop thread. The JS function that receives every batch: handler(values: Float64Array, extras: Array | null),
-  // RECORD numbers per answer (id, kind, then the 7 numbers of a decision); extras[i], for answer i, is its Error
-  // (kind error) or a Float64Array of 7 numbers per decision (kind decisions). `later()` must arrange for
+  // RECORD numbers per answer (id, kind, then the kDecisionFields numbers of a decision); extras[i], for answer i,
+  // is its Error (kind error) or a Float64Array of kDecisionFields numbers per decision (kind decisions). `later()` must arrange for
   // drain_now() to be called on a later turn of the loop (setImmediate).
   void set_handler(napi_env env, napi_value handler, napi_value later);
   // Loop thread: delivers what has arrived (from `later`'s setImmediate).
   void drain_now(napi_env env) noexcept;
 
   // The core's callbacks for the call known to JS as `id`: any thread, never throw, never block.
-  ratewarden::DecisionCallback on_decision(uint32_t id) const;
+  // `kind`: kDecision, or kReservation for reserve's answers (JS reads their wait and ticket too).
+  ratewarden::DecisionCallback on_decision(uint32_t id, uint8_t kind = 0) const;
   ratewarden::DoneCallback on_done(uint32_t id) const;
   ratewarden::Limiter::ManyCallback on_decisions(uint32_t id) const;
 
   // Loop thread, after the core accepted a call (not when it threw): the loop stays alive until its answer.
   void started(napi_env env);
 
-  enum Kind : uint8_t { kDecision = 0, kError = 1, kDecisions = 2, kDone = 3 };
+  enum Kind : uint8_t { kDecision = 0, kError = 1, kDecisions = 2, kDone = 3, kReservation = 4 };
 
  private:
   struct Answer {

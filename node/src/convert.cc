@@ -97,6 +97,8 @@ void write_decision(const ratewarden::Decision& d, double* out) {
   out[4] = static_cast<double>(d.retry_after_us);
   out[5] = static_cast<double>(d.used);
   out[6] = static_cast<double>(d.policy_index);
+  out[7] = static_cast<double>(d.wait_us);
+  out[8] = static_cast<double>(d.ticket);  // an instant in µs: below 2^53, exact as a double
 }
 
 }  // namespace rwnode

@@ -35,8 +35,8 @@ inline int64_t integer_value(const Napi::Value& value, const char* name = "cost"
 }
 
 // A decision as the numbers JS reads back (node/lib/decision.js): allowed (0/1), limit, remaining, reset_after_us,
-// retry_after_us, used, policy_index.
-inline constexpr size_t kDecisionFields = 7;
+// retry_after_us, used, policy_index, and a reservation's wait_us and ticket.
+inline constexpr size_t kDecisionFields = 9;
 void write_decision(const ratewarden::Decision& d, double* out);
 
 }  // namespace rwnode

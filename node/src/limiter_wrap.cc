@@ -1,5 +1,6 @@
 #include "limiter_wrap.hpp"
 
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -52,6 +53,20 @@ uint32_t call_id(napi_env env, napi_value value) {
   return id;
 }
 
+int64_t max_wait_us(const Napi::Value& value) {
+  if (value.IsNumber() && value.As<Napi::Number>().DoubleValue() == std::numeric_limits<double>::infinity())
+    return std::numeric_limits<int64_t>::max();
+  return integer_value(value, "maxWaitMs");
+}
+
+// The reservation `cancel` gives back: what the core reads of it.
+Decision reservation_of(const Napi::Value& allowed, const Napi::Value& ticket) {
+  Decision d;
+  d.allowed = allowed.ToBoolean();
+  d.ticket = integer_value(ticket, "ticket");
+  return d;
+}
+
 napi_value own_function(Napi::Env env, const char* name, napi_callback callback, void* self) {
   napi_value fn;
   NAPI_THROW_IF_FAILED(env, napi_create_function(env, name, NAPI_AUTO_LENGTH, callback, self, &fn), nullptr);
@@ -81,6 +96,12 @@ Napi::Function LimiterWrap::define(Napi::Env env) {
                       InstanceMethod<&LimiterWrap::hit_many_sync>("hitManySync"),
                       InstanceMethod<&LimiterWrap::reset>("reset"),
                       InstanceMethod<&LimiterWrap::hit_many>("hitMany"),
+                      InstanceMethod<&LimiterWrap::refund_sync>("refundSync"),
+                      InstanceMethod<&LimiterWrap::refund>("refund"),
+                      InstanceMethod<&LimiterWrap::reserve_sync>("reserveSync"),
+                      InstanceMethod<&LimiterWrap::reserve>("reserve"),
+                      InstanceMethod<&LimiterWrap::cancel_sync>("cancelSync"),
+                      InstanceMethod<&LimiterWrap::cancel>("cancel"),
                       InstanceMethod<&LimiterWrap::policies>("policies")});
 }
 
@@ -187,6 +208,59 @@ void LimiterWrap::hit_many(const Napi::CallbackInfo& info) {
   // Every key is validated before anything is charged.
   guarded(info.Env(), [&] {
     limiter_->hit_many_async(keys.views, cost, completions_->on_decisions(id), Completion::any_thread);
+  });
+  completions_->started(info.Env());
+}
+
+void LimiterWrap::refund_sync(const Napi::CallbackInfo& info) {
+  const std::string_view key = keys_->read(info[0]);
+  const int64_t cost = integer_value(info[1]);
+  write_decision(guarded(info.Env(), [&] { return limiter_->refund(key, cost); }), out_);
+}
+
+void LimiterWrap::refund(const Napi::CallbackInfo& info) {
+  const std::string_view key = keys_->read(info[0]);
+  const int64_t cost = integer_value(info[1]);
+  const uint32_t id = call_id(info.Env(), info[2]);
+  guarded(info.Env(), [&] {
+    limiter_->refund_async(key, cost, completions_->on_decision(id), Completion::any_thread);
+  });
+  completions_->started(info.Env());
+}
+
+void LimiterWrap::reserve_sync(const Napi::CallbackInfo& info) {
+  const std::string_view key = keys_->read(info[0]);
+  const int64_t cost = integer_value(info[1]);
+  const int64_t wait = max_wait_us(info[2]);
+  write_decision(guarded(info.Env(), [&] { return limiter_->reserve(key, cost, wait); }), out_);
+}
+
+void LimiterWrap::reserve(const Napi::CallbackInfo& info) {
+  const std::string_view key = keys_->read(info[0]);
+  const int64_t cost = integer_value(info[1]);
+  const int64_t wait = max_wait_us(info[2]);
+  const uint32_t id = call_id(info.Env(), info[3]);
+  guarded(info.Env(), [&] {
+    limiter_->reserve_async(key, cost, wait, completions_->on_decision(id, Completions::kReservation),
+                            Completion::any_thread);
+  });
+  completions_->started(info.Env());
+}
+
+Napi::Value LimiterWrap::cancel_sync(const Napi::CallbackInfo& info) {
+  const std::string_view key = keys_->read(info[0]);
+  const int64_t cost = integer_value(info[1]);
+  const Decision slot = reservation_of(info[2], info[3]);
+  return Napi::Boolean::New(info.Env(), guarded(info.Env(), [&] { return limiter_->cancel(key, cost, slot); }));
+}
+
+void LimiterWrap::cancel(const Napi::CallbackInfo& info) {
+  const std::string_view key = keys_->read(info[0]);
+  const int64_t cost = integer_value(info[1]);
+  const Decision slot = reservation_of(info[2], info[3]);
+  const uint32_t id = call_id(info.Env(), info[4]);
+  guarded(info.Env(), [&] {
+    limiter_->cancel_async(key, cost, slot, completions_->on_decision(id), Completion::any_thread);
   });
   completions_->started(info.Env());
 }

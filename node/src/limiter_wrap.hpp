@@ -17,7 +17,7 @@ namespace rwnode {
 class LimiterWrap : public Napi::ObjectWrap<LimiterWrap> {
  public:
   static Napi::Function define(Napi::Env env);
-  // new Limiter(store, policy, {algorithm, burst, buckets, prefix, onStoreError}, out: Float64Array(7))
+  // new Limiter(store, policy, {algorithm, burst, buckets, prefix, onStoreError}, out: Float64Array(kDecisionFields))
   explicit LimiterWrap(const Napi::CallbackInfo& info);
 
  private:
@@ -32,11 +32,21 @@ class LimiterWrap : public Napi::ObjectWrap<LimiterWrap> {
   static napi_value decide_async(napi_env env, napi_callback_info info);
   // resetSync(key).
   void reset_sync(const Napi::CallbackInfo& info);
-  // hitManySync(keys, cost) -> Float64Array of 7 numbers per key.
+  // hitManySync(keys, cost) -> Float64Array of kDecisionFields numbers per key.
   Napi::Value hit_many_sync(const Napi::CallbackInfo& info);
   // Asynchronous: reset(key, id), hitMany(keys, cost, id).
   void reset(const Napi::CallbackInfo& info);
   void hit_many(const Napi::CallbackInfo& info);
+  // Reservations (node/lib/limiter.js): reserveSync(key, cost, maxWaitUs) writes to `out`; reserve(key, cost,
+  // maxWaitUs, id) answers as kReservation. maxWaitUs: an integer or Infinity. cancelSync(key, cost, allowed,
+  // ticket) -> boolean; cancel(key, cost, allowed, ticket, id) answers a decision whose allowed = given back.
+  // refundSync(key, cost) writes to `out`; refund(key, cost, id) answers a decision.
+  void refund_sync(const Napi::CallbackInfo& info);
+  void refund(const Napi::CallbackInfo& info);
+  void reserve_sync(const Napi::CallbackInfo& info);
+  void reserve(const Napi::CallbackInfo& info);
+  Napi::Value cancel_sync(const Napi::CallbackInfo& info);
+  void cancel(const Napi::CallbackInfo& info);
 
   // [{algorithm, limit, periodMs, capacity}] for each rate of the policy.
   Napi::Value policies(const Napi::CallbackInfo& info);

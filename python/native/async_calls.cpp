@@ -91,6 +91,27 @@ class Completions {
     return py::none();
   }
 
+  void refund(Limiter& limiter, py::handle key, py::handle cost, py::object future) {
+    limiter.refund_async(key_view(key), to_int64(cost, "cost"), decision_callback(future), Completion::any_thread);
+    future.release();
+  }
+
+  void reserve(Limiter& limiter, py::handle key, py::handle cost, py::handle max_wait, py::object future) {
+    const std::string_view k = key_view(key);
+    limiter.reserve_async(k, to_int64(cost, "cost"), to_max_wait_us(max_wait), decision_callback(future),
+                          Completion::any_thread);
+    future.release();
+  }
+
+  // The future gets a Decision whose `allowed` says whether the slot was given back.
+  void cancel(Limiter& limiter, py::handle key, py::handle cost, py::handle reservation, py::object future) {
+    const std::string_view k = key_view(key);
+    const Decision* slot = decision_of(reservation.ptr());
+    if (slot == nullptr) throw py::type_error("reservation must be the Decision reserve returned");
+    limiter.cancel_async(k, to_int64(cost, "cost"), *slot, decision_callback(future), Completion::any_thread);
+    future.release();
+  }
+
   void reset(Limiter& limiter, py::handle key, py::object future) {
     const std::string_view k = key_view(key);
     std::shared_ptr<Queue> queue = queue_;
@@ -182,6 +203,11 @@ void bind_async(py::module_& m) {
       .def("hit", &Completions::hit, py::arg("limiter"), py::arg("key"), py::arg("cost"), py::arg("future"))
       .def("peek", &Completions::peek, py::arg("limiter"), py::arg("key"), py::arg("cost"), py::arg("future"))
       .def("reset", &Completions::reset, py::arg("limiter"), py::arg("key"), py::arg("future"))
+      .def("refund", &Completions::refund, py::arg("limiter"), py::arg("key"), py::arg("cost"), py::arg("future"))
+      .def("reserve", &Completions::reserve, py::arg("limiter"), py::arg("key"), py::arg("cost"),
+           py::arg("max_wait"), py::arg("future"))
+      .def("cancel", &Completions::cancel, py::arg("limiter"), py::arg("key"), py::arg("cost"),
+           py::arg("reservation"), py::arg("future"))
       .def(
           "hit_many",
           [](Completions& self, Limiter& limiter, py::handle keys, py::handle cost, py::object future) {

@@ -1,5 +1,8 @@
 #include "convert.hpp"
 
+#include <cmath>
+#include <limits>
+
 #include "ratewarden/errors.hpp"
 
 namespace ratewarden::python {
@@ -53,6 +56,18 @@ std::string to_string(py::handle value, const char* name) {
 std::optional<std::string> to_optional_string(py::handle value, const char* name) {
   if (value.is_none()) return std::nullopt;
   return to_string(value, name);
+}
+
+int64_t to_max_wait_us(py::handle seconds) {
+  if (seconds.is_none()) return std::numeric_limits<int64_t>::max();
+  PyObject* o = seconds.ptr();
+  if (PyBool_Check(o) || !(PyFloat_Check(o) || PyLong_Check(o))) wrong_type(seconds, "max_wait", "a number of seconds");
+  const double s = PyFloat_AsDouble(o);
+  if (s == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+  if (std::isnan(s)) throw InvalidArgument("max_wait is NaN");
+  if (s < 0) throw InvalidArgument("max_wait must be >= 0 seconds, got " + std::to_string(s));
+  if (s >= 9e12) return std::numeric_limits<int64_t>::max();  // about 285,000 years, and inf: no bound
+  return static_cast<int64_t>(std::floor(s * 1e6));  // never a longer wait than asked
 }
 
 }  // namespace ratewarden::python

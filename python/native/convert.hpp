@@ -19,6 +19,8 @@ std::string_view key_view(py::handle key);
 
 // An int (or an object with __index__), never a bool or a float; `name` is used in messages.
 int64_t to_int64(py::handle value, const char* name);
+// Seconds (int or float; None and inf: no bound) as the core's max_wait_us, rounded down.
+int64_t to_max_wait_us(py::handle seconds);
 std::optional<int64_t> to_optional_int64(py::handle value, const char* name);
 
 // A str, never bytes.

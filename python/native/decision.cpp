@@ -28,13 +28,14 @@ Decision& fields(PyObject* self) { return reinterpret_cast<DecisionObject*>(self
 
 double seconds(int64_t us) { return static_cast<double>(us) / 1e6; }
 
-// Decision(*, allowed, limit, remaining, reset_after_us, retry_after_us, used, policy_index=0).
+// Decision(*, allowed, limit, remaining, reset_after_us, retry_after_us, used, policy_index=0, wait_us=0, ticket=0).
 PyObject* decision_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static const char* names[] = {"allowed",        "limit", "remaining",    "reset_after_us",
-                                "retry_after_us", "used",  "policy_index", nullptr};
-  PyObject* values[7] = {};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOOOOO:Decision", const_cast<char**>(names), &values[0],
-                                   &values[1], &values[2], &values[3], &values[4], &values[5], &values[6]))
+  static const char* names[] = {"allowed", "limit",        "remaining", "reset_after_us", "retry_after_us",
+                                "used",    "policy_index", "wait_us",   "ticket",         nullptr};
+  PyObject* values[9] = {};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOOOOOOO:Decision", const_cast<char**>(names), &values[0],
+                                   &values[1], &values[2], &values[3], &values[4], &values[5], &values[6],
+                                   &values[7], &values[8]))
     return nullptr;
   for (int i = 0; i < 6; ++i) {
     if (values[i] == nullptr)
@@ -55,6 +56,8 @@ PyObject* decision_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
       if (index < INT32_MIN || index > INT32_MAX) throw InvalidArgument("policy_index is out of range");
       d.policy_index = static_cast<int32_t>(index);
     }
+    if (values[7] != nullptr) d.wait_us = to_int64(values[7], "wait_us");
+    if (values[8] != nullptr) d.ticket = to_int64(values[8], "ticket");
     PyObject* self = type->tp_alloc(type, 0);
     if (self != nullptr) fields(self) = d;
     return self;
@@ -72,6 +75,20 @@ void decision_dealloc(PyObject* self) {
 
 PyObject* decision_repr(PyObject* self) {
   const Decision& d = fields(self);
+  if (d.wait_us != 0 || d.ticket != 0) {  // a reservation's
+    PyObject* wait = PyFloat_FromDouble(seconds(d.wait_us));
+    PyObject* reset = PyFloat_FromDouble(seconds(d.reset_after_us));
+    PyObject* out = wait == nullptr || reset == nullptr
+                        ? nullptr
+                        : PyUnicode_FromFormat("Decision(allowed=%s, wait=%R, limit=%lld, remaining=%lld, "
+                                               "reset_after=%R, policy_index=%d)",
+                                               d.allowed ? "True" : "False", wait, static_cast<long long>(d.limit),
+                                               static_cast<long long>(d.remaining), reset,
+                                               static_cast<int>(d.policy_index));
+    Py_XDECREF(wait);
+    Py_XDECREF(reset);
+    return out;
+  }
   PyObject* reset_after = PyFloat_FromDouble(seconds(d.reset_after_us));
   PyObject* retry_after = PyFloat_FromDouble(seconds(d.retry_after_us));
   PyObject* text = nullptr;
@@ -91,10 +108,11 @@ PyObject* decision_repr(PyObject* self) {
 // different policies of a limiter are different answers, even with the same numbers.
 Py_hash_t decision_hash(PyObject* self) {
   const Decision& d = fields(self);
-  PyObject* all = Py_BuildValue("(NLLLLLi)", PyBool_FromLong(d.allowed), static_cast<long long>(d.limit),
+  PyObject* all = Py_BuildValue("(NLLLLLiLL)", PyBool_FromLong(d.allowed), static_cast<long long>(d.limit),
                                 static_cast<long long>(d.remaining), static_cast<long long>(d.reset_after_us),
                                 static_cast<long long>(d.retry_after_us), static_cast<long long>(d.used),
-                                static_cast<int>(d.policy_index));
+                                static_cast<int>(d.policy_index), static_cast<long long>(d.wait_us),
+                                static_cast<long long>(d.ticket));
   if (all == nullptr) return -1;
   const Py_hash_t hash = PyObject_Hash(all);
   Py_DECREF(all);
@@ -111,6 +129,7 @@ int decision_bool(PyObject* self) { return fields(self).allowed ? 1 : 0; }
 
 PyObject* reset_after(PyObject* self, void*) { return PyFloat_FromDouble(seconds(fields(self).reset_after_us)); }
 PyObject* retry_after(PyObject* self, void*) { return PyFloat_FromDouble(seconds(fields(self).retry_after_us)); }
+PyObject* wait(PyObject* self, void*) { return PyFloat_FromDouble(seconds(fields(self).wait_us)); }
 
 #define RW_FIELD(name, type, doc) \
   {const_cast<char*>(#name), type, offsetof(DecisionObject, d) + offsetof(Decision, name), READONLY, \
@@ -125,6 +144,8 @@ PyMemberDef members[] = {
     RW_FIELD(retry_after_us, T_LONGLONG, "0 when allowed; else the microseconds after which the call is allowed."),
     RW_FIELD(policy_index, T_INT,
              "The policy this decision reports: its index (from 0) in the limiter's policy string."),
+    RW_FIELD(wait_us, T_LONGLONG, "A reservation's: microseconds to wait before using the slot (0: now)."),
+    RW_FIELD(ticket, T_LONGLONG, "A reservation's: what cancel needs to give the slot back (0: it cannot be)."),
     {nullptr, 0, 0, 0, nullptr},
 };
 
@@ -136,13 +157,16 @@ PyGetSetDef properties[] = {
     {const_cast<char*>("retry_after"), retry_after, nullptr,
      const_cast<char*>("0 when allowed; else the seconds after which the call is allowed (retry_after_us / 1e6)."),
      nullptr},
+    {const_cast<char*>("wait"), wait, nullptr,
+     const_cast<char*>("A reservation's: seconds to wait before using the slot (wait_us / 1e6; 0: now)."), nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
 PyType_Slot slots[] = {
     {Py_tp_doc, const_cast<char*>(
-                    "Decision(*, allowed, limit, remaining, reset_after_us, retry_after_us, used, policy_index=0)\n"
-                    "--\n\nThe answer to one hit or peek; truthy when allowed.")},
+                    "Decision(*, allowed, limit, remaining, reset_after_us, retry_after_us, used, policy_index=0, "
+                    "wait_us=0, ticket=0)\n"
+                    "--\n\nThe answer to one hit, peek or reserve; truthy when allowed.")},
     {Py_tp_new, reinterpret_cast<void*>(decision_new)},
     {Py_tp_dealloc, reinterpret_cast<void*>(decision_dealloc)},
     {Py_tp_repr, reinterpret_cast<void*>(decision_repr)},

@@ -91,6 +91,21 @@ PyObject* peek(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject
   return key_cost_call<&Limiter::peek, &Limiter::peek_now, new_decision>("peek", self, args, nargs, kwnames);
 }
 
+PyObject* refund(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* key;
+  PyObject* cost;
+  if (!key_and_cost("refund", args, nargs, kwnames, key, cost)) return nullptr;
+  try {
+    Limiter& limiter = limiter_of(self);
+    const std::string_view k = key_view(key);
+    const int64_t c = cost == nullptr ? 1 : to_int64(cost, "cost");
+    return new_decision(store_call(limiter, [&] { return limiter.refund(k, c); }));
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
+}
+
 template <PyObject* (*F)(PyObject*, PyObject* const*, Py_ssize_t, PyObject*)>
 PyCFunction as_cfunction() {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(F));
@@ -103,6 +118,9 @@ PyMethodDef methods[] = {
      "allow($self, key, cost=1)\n--\n\nhit(key, cost).allowed, without building the Decision."},
     {"peek", as_cfunction<peek>(), METH_FASTCALL | METH_KEYWORDS,
      "peek($self, key, cost=1)\n--\n\nWhat hit would decide, consuming nothing."},
+    {"refund", as_cfunction<refund>(), METH_FASTCALL | METH_KEYWORDS,
+     "refund($self, key, cost=1)\n--\n\nGives back up to `cost` of what was charged most recently on the key (e.g. a "
+     "login that succeeded, when only failures count); what peek(key, cost) decides afterwards."},
 };
 
 }  // namespace

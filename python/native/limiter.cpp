@@ -142,6 +142,31 @@ void bind_limiter(py::module_& m) {
           },
           py::arg("key"))
       .def(
+          "reserve",
+          [](Limiter& self, py::handle key, py::handle cost, py::handle max_wait) {
+            const std::string_view k = key_view(key);
+            const int64_t c = to_int64(cost, "cost");
+            const int64_t wait = to_max_wait_us(max_wait);
+            return store_call(self, [&] { return self.reserve(k, c, wait); });
+          },
+          py::arg("key"), py::arg("cost") = 1, py::arg("max_wait") = py::none(),
+          "Charges a hit at the earliest instant, no later than max_wait seconds ahead (None: no bound), at which "
+          "every policy allows it (gcra and token_bucket): an allowed Decision whose `wait` says how long to wait "
+          "before acting, or a denial when the wait would exceed max_wait (nothing charged).")
+      .def(
+          "cancel",
+          [](Limiter& self, py::handle key, py::handle reservation, py::handle cost) {
+            const std::string_view k = key_view(key);
+            const Decision* slot = decision_of(reservation.ptr());
+            if (slot == nullptr) throw py::type_error("reservation must be the Decision reserve returned");
+            const int64_t c = to_int64(cost, "cost");
+            const Decision copy = *slot;
+            return store_call(self, [&] { return self.cancel(k, c, copy); });
+          },
+          py::arg("key"), py::arg("reservation"), py::arg("cost") = 1,
+          "Gives the slot of `reservation` back: True when it was, which it is when nothing was charged on the key "
+          "after it; otherwise the slot stays spent.")
+      .def(
           "hit_many",
           [](Limiter& self, py::handle keys, py::handle cost) {
             const std::vector<std::string> owned = copy_keys(keys);

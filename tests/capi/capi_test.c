@@ -538,6 +538,53 @@ static void test_store_stats(const char *redis_url) {
   rw_store_close(store);
 }
 
+/* Reservations (docs/c.md, "Pacing"): a second caller on "1/s" waits about a second, gives its slot back, and the
+ * next caller gets that slot; the asynchronous form; a window algorithm and bad arguments are refused. */
+static atomic_int reserved_async;
+static void on_reserved(void *user_data, int status, const rw_reservation_t *r, const char *errmsg) {
+  (void)user_data;
+  (void)errmsg;
+  CHECK(status == RW_OK && r != NULL && r->decision.allowed == 1 && r->wait_us > 1000000);
+  atomic_store(&reserved_async, 1);
+}
+
+static void test_reservations(const char *url) {
+  start_phase("reservations");
+  rw_store_t *store = open_store(url);
+  rw_limiter_t *api = make_limiter(store, "1/second", "gcra");
+  const char *key = "partner-api";
+  size_t keylen = strlen(key);
+  char *err = NULL;
+  rw_reservation_t first, slot, again;
+  CHECK(rw_reserve(api, key, keylen, 1, 0, &first, &err) == RW_OK && first.decision.allowed && first.wait_us == 0);
+  /* The pacing loop of docs/c.md: reserve, then sleep until the slot. */
+  rw_reservation_t r;
+  if (rw_reserve(api, key, keylen, 1, 5000000 /* 5 s at most */, &r, &err) == RW_OK && r.decision.allowed) {
+    struct timespec ts = {r.wait_us / 1000000, (long)(r.wait_us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+  }
+  CHECK(r.decision.allowed && r.wait_us > 900000 && r.wait_us <= 1000000 && r.ticket != 0);
+  CHECK(rw_reserve(api, key, keylen, 1, 0, &slot, &err) == RW_OK);
+  CHECK(slot.decision.allowed == 0 && slot.decision.retry_after_us > 0); /* nothing charged: */
+  CHECK(rw_reserve(api, key, keylen, 1, 5000000, &slot, &err) == RW_OK && slot.decision.allowed);
+  int given = -1;
+  CHECK(rw_cancel(api, key, keylen, 1, &slot, &given, &err) == RW_OK && given == 1);
+  CHECK(rw_cancel(api, key, keylen, 1, &slot, &given, &err) == RW_OK && given == 0); /* once */
+  CHECK(rw_reserve(api, key, keylen, 1, 5000000, &again, &err) == RW_OK && again.ticket == slot.ticket);
+  CHECK(rw_reserve_async(api, key, keylen, 1, 5000000, on_reserved, NULL, &err) == RW_OK);
+  for (int i = 0; i < 500 && !atomic_load(&reserved_async); ++i) nanosleep(&(struct timespec){0, 1000000}, NULL);
+  CHECK(atomic_load(&reserved_async) == 1);
+  EXPECT_ERROR(rw_reserve(api, key, keylen, 1, -1, &r, &err), RW_ERR_INVALID_ARGUMENT, "max_wait");
+  EXPECT_ERROR(rw_reserve(api, key, keylen, 1, 0, NULL, &err), RW_ERR_INVALID_ARGUMENT, "reservation is NULL");
+  EXPECT_ERROR(rw_cancel(api, key, keylen, 1, &slot, NULL, &err), RW_ERR_INVALID_ARGUMENT, "given is NULL");
+  rw_limiter_t *window = make_limiter(store, "1/second", "fixed_window");
+  EXPECT_ERROR(rw_reserve(window, key, keylen, 1, 0, &r, &err), RW_ERR_INVALID_ARGUMENT, "gcra or token_bucket");
+  rw_free(err);
+  rw_limiter_destroy(window);
+  rw_limiter_destroy(api);
+  rw_store_close(store);
+}
+
 int main(void) {
   test_version_and_status();
   test_misuse();
@@ -545,12 +592,14 @@ int main(void) {
   test_errmsg_reuse();
   test_operations("memory://", "rw");
   test_policy_index("memory://", "rw");
+  test_reservations("memory://");
 
   struct redis_server *redis = start_redis("");
   test_operations(redis->url, "capi");
   test_policy_index(redis->url, "capi-v2");
   test_store_failures(redis->port);
   test_store_stats(redis->url);
+  test_reservations(redis->url);
   stop_redis(redis);
 
   printf("%d passed, 0 failed\n", atomic_load(&checks));

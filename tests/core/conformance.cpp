@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <map>
 
 namespace ratewarden::testing {
 
@@ -40,9 +41,11 @@ void run_conformance_case(size_t index, const std::shared_ptr<Store>& store,
   if (!c.at("buckets").is_null()) options.buckets = c.at("buckets").get<int32_t>();
   options.prefix = "conformance" + std::to_string(index);
   Limiter limiter(c.at("policy").get<std::string>(), store, options);
+  std::map<size_t, Decision> reservations;  // by step index, for the cancels that name them
   size_t n = 0;
   for (const json& step : c.at("steps")) {
-    SCOPED_TRACE("step " + std::to_string(n++) + ": " + step.dump());
+    const size_t index = n++;
+    SCOPED_TRACE("step " + std::to_string(index) + ": " + step.dump());
     set_time(base + step.at("t").get<int64_t>());
     const std::string op = step.at("op").get<std::string>();
     const std::string key = step.at("key").get<std::string>();
@@ -51,8 +54,23 @@ void run_conformance_case(size_t index, const std::shared_ptr<Store>& store,
       continue;
     }
     const int64_t cost = step.at("cost").get<int64_t>();
-    Decision d = op == "hit" ? limiter.hit(key, cost) : limiter.peek(key, cost);
     const json& e = step.at("expect");
+    if (op == "cancel") {
+      EXPECT_EQ(limiter.cancel(key, cost, reservations.at(step.at("reservation").get<size_t>())),
+                e.at("given").get<bool>());
+      continue;
+    }
+    if (e.contains("error")) {
+      EXPECT_EQ(e.at("error").get<std::string>(), "invalid_argument");
+      EXPECT_THROW(limiter.reserve(key, cost, step.at("max_wait").get<int64_t>()), InvalidArgument);
+      continue;
+    }
+    Decision d = op == "hit"      ? limiter.hit(key, cost)
+                 : op == "peek"   ? limiter.peek(key, cost)
+                 : op == "refund" ? limiter.refund(key, cost)
+                                  : limiter.reserve(key, cost, step.at("max_wait").get<int64_t>());
+    if (op == "reserve") reservations[index] = d;
+    EXPECT_EQ(d.wait_us, e.value("wait", 0));
     EXPECT_EQ(d.allowed, e.at("allowed").get<bool>());
     EXPECT_EQ(d.limit, e.at("limit").get<int64_t>());
     EXPECT_EQ(d.remaining, e.at("remaining").get<int64_t>());

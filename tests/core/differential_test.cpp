@@ -4,6 +4,7 @@
 // RATEWARDEN_FUZZ_SEED=<seed> replays it in place of the random one.
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <ostream>
 #include <random>
 #include <sstream>
@@ -51,6 +52,7 @@ struct Pair {
   std::string description;
   Limiter memory;
   Limiter redis;
+  std::map<std::string, std::pair<Decision, int64_t>> reservations = {};  // the last per key, and its cost
 };
 
 class Fuzz {
@@ -99,9 +101,27 @@ class Fuzz {
         SCOPED_TRACE(what.str() + "hit_many k0..k2, cost " + std::to_string(cost));
         const std::vector<std::string_view> keys = {"k0", "k1", "k2"};
         ASSERT_EQ(pair.memory.hit_many(keys, cost), pair.redis.hit_many(keys, cost));
+      } else if (op < 0.13) {
+        SCOPED_TRACE(what.str() + "refund " + key + ", cost " + std::to_string(cost));
+        ASSERT_EQ(pair.memory.refund(key, cost), pair.redis.refund(key, cost));
       } else if (op < 0.25) {
         SCOPED_TRACE(what.str() + "peek " + key + ", cost " + std::to_string(cost));
         ASSERT_EQ(pair.memory.peek(key, cost), pair.redis.peek(key, cost));
+      } else if (op < 0.45 && takes_reservations()) {
+        // Reservations (gcra, token_bucket): a wait of up to two periods; then and again, a cancel of the key's
+        // last one (given back only while nothing was charged after it).
+        const int64_t max_wait = coin(0.2) ? 0 : uniform(0, 2 * pair.memory.policies()[0].period_us);
+        auto& last = pair.reservations[key];
+        if (op < 0.38 || last.second == 0) {
+          SCOPED_TRACE(what.str() + "reserve " + key + ", cost " + std::to_string(cost) + ", max_wait " +
+                       std::to_string(max_wait));
+          const Decision d = pair.memory.reserve(key, cost, max_wait);
+          ASSERT_EQ(d, pair.redis.reserve(key, cost, max_wait));
+          if (d.allowed) last = {d, cost};
+        } else {
+          SCOPED_TRACE(what.str() + "cancel " + key + ", cost " + std::to_string(last.second));
+          ASSERT_EQ(pair.memory.cancel(key, last.second, last.first), pair.redis.cancel(key, last.second, last.first));
+        }
       } else {
         SCOPED_TRACE(what.str() + "hit " + key + ", cost " + std::to_string(cost));
         ASSERT_EQ(pair.memory.hit(key, cost), pair.redis.hit(key, cost));
@@ -110,6 +130,7 @@ class Fuzz {
   }
 
  private:
+  bool takes_reservations() const { return algorithm_ == Algorithm::gcra || algorithm_ == Algorithm::token_bucket; }
   int64_t uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
   bool coin(double p) { return std::bernoulli_distribution(p)(rng_); }
   template <class T, size_t N>

@@ -14,7 +14,7 @@ namespace ratewarden {
 inline void PrintTo(const Decision& d, std::ostream* os) {
   *os << "{allowed " << d.allowed << ", limit " << d.limit << ", remaining " << d.remaining << ", reset_after "
       << d.reset_after_us << ", retry_after " << d.retry_after_us << ", used " << d.used << ", policy_index "
-      << d.policy_index << "}";
+      << d.policy_index << ", wait " << d.wait_us << ", ticket " << d.ticket << "}";
 }
 
 }  // namespace ratewarden

@@ -47,6 +47,7 @@ async function runCase(c, prefix, url, via = 'hit') {
     buckets: c.buckets ?? undefined,
     prefix,
   });
+  const reservations = new Map();  // by step index, for the cancels that name them
   for (const [n, step] of c.steps.entries()) {
     clock.nowUs = vectors.base_us + step.t;
     const where = `${c.name}, step ${n}: ${JSON.stringify(step)}`;
@@ -54,11 +55,32 @@ async function runCase(c, prefix, url, via = 'hit') {
       assert.equal(await limiter.reset(step.key), undefined, where);
       continue;
     }
+    if (step.op === 'cancel') {
+      const given = await limiter.cancel(step.key, reservations.get(step.reservation), options(step.cost));
+      assert.equal(given, step.expect.given, where);
+      continue;
+    }
+    if (step.op === 'reserve') {
+      const call = limiter.reserve(step.key, { cost: step.cost, maxWaitMs: step.max_wait / 1000 });
+      if (step.expect.error !== undefined) {
+        await assert.rejects(call, { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' }, where);
+        continue;
+      }
+      const r = await call;
+      reservations.set(n, r);
+      const { waitMs, waitUs, ticket, ...d } = r;
+      assert.equal(typeof ticket, 'number', where);
+      assert.deepEqual({ waitUs, waitMs }, { waitUs: step.expect.wait, waitMs: Math.ceil(step.expect.wait / 1000) }, where);
+      assert.deepEqual(d, expected(step.expect), where);
+      continue;
+    }
     if (step.op === 'hit' && via === 'allowSync') {
       assert.deepEqual(await HITS.allowSync(limiter, step.key, step.cost), { allowed: step.expect.allowed }, where);
       continue;
     }
-    const d = step.op === 'hit' ? await HITS[via](limiter, step.key, step.cost) : await limiter.peek(step.key, { cost: step.cost });
+    const d = step.op === 'hit' ? await HITS[via](limiter, step.key, step.cost)
+      : step.op === 'refund' ? await limiter.refund(step.key, { cost: step.cost })
+        : await limiter.peek(step.key, { cost: step.cost });
     assert.deepEqual(d, expected(step.expect), where);
   }
 }

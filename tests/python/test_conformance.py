@@ -45,6 +45,7 @@ def test_conformance(case: Dict[str, Any], store_kind: str, hit_with: str, reque
         buckets=case["buckets"],
         prefix=f"conformance-py{next(_prefixes)}",  # a fresh, empty state for every case
     )
+    reservations: Dict[int, ratewarden.Decision] = {}
     for n, step in enumerate(case["steps"]):
         clock.now_us = VECTORS["base_us"] + step["t"]
         if step["op"] == "reset":
@@ -53,8 +54,21 @@ def test_conformance(case: Dict[str, Any], store_kind: str, hit_with: str, reque
         if step["op"] == "hit" and hit_with == "allow":
             assert limiter.allow(step["key"], step["cost"]) is step["expect"]["allowed"], f"step {n}: {step}"
             continue
-        call = limiter.hit if step["op"] == "hit" else limiter.peek
-        d = call(step["key"], step["cost"])
+        if step["op"] == "cancel":
+            given = limiter.cancel(step["key"], reservations[step["reservation"]], step["cost"])
+            assert given is step["expect"]["given"], f"step {n}: {step}"
+            continue
+        if "error" in step["expect"]:
+            with pytest.raises(ratewarden.InvalidArgumentError):
+                limiter.reserve(step["key"], step["cost"], step["max_wait"] / 1e6)
+            continue
+        if step["op"] == "reserve":
+            d = reservations[n] = limiter.reserve(step["key"], step["cost"], max_wait=step["max_wait"] / 1e6)
+            assert d.wait_us == step["expect"]["wait"] and d.wait == d.wait_us / 1e6, f"step {n}: {step}"
+            step = {**step, "expect": {k: v for k, v in step["expect"].items() if k != "wait"}}
+        else:
+            call = {"hit": limiter.hit, "peek": limiter.peek, "refund": limiter.refund}[step["op"]]
+            d = call(step["key"], step["cost"])
         got = {
             "allowed": d.allowed,
             "limit": d.limit,

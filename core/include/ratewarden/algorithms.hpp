@@ -2,7 +2,8 @@
 // per row of algorithm_table.hpp, and the multi-policy driver that every store runs them through.
 //
 // Each function first normalises the state at `now` (drops what has expired), then decides. For an allowed hit it
-// consumes `cost`; a denied hit and a peek leave the state as normalised. The caller validated `cost` (1 ..
+// consumes `cost`; a denied hit and a peek leave the state as normalised. A refund gives back up to `cost` of what
+// was charged most recently (never more than the state holds) and then decides as a peek. The caller validated `cost` (1 ..
 // policy.capacity()) and owns the clock. The decision is written to `decision` (in place: on the hot path it is the
 // caller's own return value, never a copy); the function returns the state's expiry, the instant after which the
 // state no longer affects any decision: a store may drop it then (a state already expired equals an absent key).
@@ -88,7 +89,9 @@ Decision combine_decisions(const std::vector<Decision>& decisions);
 // scripts run): evaluate every policy; a hit charges them all only if every one allows it. `states[i]` holds the
 // state of `policies[i]` (fresh_state() for an absent key) and is updated in place; `expires_at_us[i]` receives its
 // expiry. Returns combine_decisions() of the policies' decisions: a hit charged the states exactly when it is allowed.
+// Mode::reserve and Mode::cancel (gcra and token_bucket) take `mode_arg`: max_wait_us, or the reservation's ticket
+// (cancel takes one policy); they too changed the states exactly when the decision is allowed.
 Decision decide_all(const Policy* policies, AlgorithmState* const* states, size_t count, int64_t now_us, int64_t cost,
-                    Mode mode, int64_t* expires_at_us);
+                    Mode mode, int64_t* expires_at_us, int64_t mode_arg = 0);
 
 }  // namespace ratewarden

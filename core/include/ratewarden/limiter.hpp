@@ -59,6 +59,22 @@ class Limiter {
   bool peek_now(std::string_view key, int64_t cost, Decision& out);
   // Forgets the key (every policy).
   void reset(std::string_view key);
+  // Gives back up to `cost` of what was charged most recently on the key, in every policy (docs/algorithms.md,
+  // "Refunds": e.g. a login that succeeded, when only failures should count), atomically in the store; returns what
+  // a peek of `cost` decides afterwards. An absent key has nothing to give back. Store failures as hit's.
+  Decision refund(std::string_view key, int64_t cost = 1);
+
+  // Reservations (gcra and token_bucket; docs/algorithms.md, "Reservations"): charges a hit at the earliest instant
+  // no later than now + max_wait_us at which every policy allows it, atomically in the store, so that callers of
+  // every process are served in arrival order. Allowed: the caller may act after decision.wait_us (0: now). Denied:
+  // nothing was charged; retry_after_us is the wait the reservation would have needed. Throws InvalidArgument for
+  // another algorithm or a negative max_wait_us. Store failures are answered as hit's (on_store_error).
+  Decision reserve(std::string_view key, int64_t cost, int64_t max_wait_us);
+  // Gives the slot of `reservation` (reserve's allowed decision for this key and cost) back: true when it was given
+  // back, which it is when nothing was charged on the key after it; otherwise the slot stays spent (giving it back
+  // would let a newcomer share a later caller's slot), as it does for a limiter of several policies. A store
+  // failure is thrown with on_store_error = raise, else answered false.
+  bool cancel(std::string_view key, int64_t cost, const Decision& reservation);
   // One hit per key, in one round trip where the store can. Keys the store failed on get on_store_error's answer;
   // with raise, the first failure is thrown (keys the store already decided stay charged).
   std::vector<Decision> hit_many(const std::vector<std::string_view>& keys, int64_t cost = 1);
@@ -72,6 +88,13 @@ class Limiter {
   void peek_async(std::string_view key, int64_t cost, DecisionCallback done,
                   Completion where = Completion::library_thread);
   void reset_async(std::string_view key, DoneCallback done, Completion where = Completion::library_thread);
+  void refund_async(std::string_view key, int64_t cost, DecisionCallback done,
+                    Completion where = Completion::library_thread);
+  void reserve_async(std::string_view key, int64_t cost, int64_t max_wait_us, DecisionCallback done,
+                     Completion where = Completion::library_thread);
+  // `done`'s decision is allowed when the slot was given back (the rest of it is a peek's).
+  void cancel_async(std::string_view key, int64_t cost, const Decision& reservation, DecisionCallback done,
+                    Completion where = Completion::library_thread);
   // `done(decisions, error)`: one decision per key, or the error (with raise, the first store failure).
   using ManyCallback = std::function<void(const std::vector<Decision>* decisions, const Error* error)>;
   void hit_many_async(const std::vector<std::string_view>& keys, int64_t cost, ManyCallback done,
@@ -88,10 +111,17 @@ class Limiter {
   void validate(std::string_view key, int64_t cost) const;
 
  private:
-  Decision decide(std::string_view key, int64_t cost, Mode mode);
-  void decide_async(std::string_view key, int64_t cost, Mode mode, DecisionCallback done, Completion where);
+  // `mode_arg`: StoreCall::max_wait_us for reserve, StoreCall::ticket for cancel.
+  Decision decide(std::string_view key, int64_t cost, Mode mode, int64_t mode_arg = 0);
+  void decide_async(std::string_view key, int64_t cost, Mode mode, DecisionCallback done, Completion where,
+                    int64_t mode_arg = 0);
   // The call for one key, with the whole storage keys built in `keys` unless it is null (stores taking key parts).
-  StoreCall call_for(std::string_view key, int64_t cost, Mode mode, std::vector<std::string>* keys) const;
+  StoreCall call_for(std::string_view key, int64_t cost, Mode mode, std::vector<std::string>* keys,
+                     int64_t mode_arg = 0) const;
+  // Throws InvalidArgument unless the policies can take reservations and max_wait_us >= 0.
+  void validate_reserve(int64_t max_wait_us) const;
+  // What a call of `mode` answers when the store fails and on_store_error is not raise.
+  const Decision& fallback(Mode mode) const;
   std::vector<StoreCall> many_calls(const std::vector<std::string_view>& keys, int64_t cost,
                                     std::vector<std::vector<std::string>>& storage) const;
   void assign_key(std::string& out, std::string_view key, size_t index) const;

@@ -46,6 +46,11 @@ struct StoreCall {
   // whose traits say key_parts works from them without the keys ever being built (the memory store's hot path).
   std::string_view key_head;
   const std::string* key_suffixes = nullptr;
+  // Mode::reserve: the longest wait the caller accepts. Mode::cancel: the reservation's Decision::ticket.
+  int64_t max_wait_us = 0;
+  int64_t ticket = 0;
+  // What decide_all takes for this call's mode.
+  int64_t mode_arg() const { return mode == Mode::cancel ? ticket : max_wait_us; }
 };
 
 // What a store is, so that callers never need to know which store it is.

@@ -8,7 +8,7 @@ if n == 1 then
   local now = needs_clock and clock() or test_now
   local s = load_state(KEYS[1], p, now)
   local d, expires_at = evaluate(s, now, p, cost, hit)
-  if hit and d[1] then save_state(KEYS[1], s, p, now, expires_at) end
+  if (hit and d[1]) or refunding then save_state(KEYS[1], s, p, now, expires_at) end
   if d[6] == d[2] - d[3] then return {d[1] and 1 or 0, d[3], d[4], d[5]} end
   return {d[1] and 1 or 0, d[3], d[4], d[5], d[6]}
 end
@@ -27,7 +27,7 @@ for i = 1, n do
   policies[i], states[i], decisions[i], expiries[i] = p, s, d, expires_at
   all_allowed = all_allowed and d[1]
 end
-if hit and all_allowed then
+if (hit and all_allowed) or refunding then
   for i = 1, n do save_state(KEYS[i], states[i], policies[i], now, expiries[i]) end
 end
 

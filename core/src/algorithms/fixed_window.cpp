@@ -1,10 +1,13 @@
 // fixed_window: a counter for a window that starts at the first hit on an empty key and lasts one period.
+#include <algorithm>
+
 #include "ratewarden/algorithms.hpp"
 
 namespace ratewarden {
 
 int64_t fixed_window(FixedWindowState& s, int64_t now, const Policy& p, int64_t cost, Mode mode, Decision& d) {
   if (s.count <= 0 || now >= s.start_us + p.period_us) s = FixedWindowState{0, now};
+  if (mode == Mode::refund) s.count = std::max<int64_t>(0, s.count - cost);
   d = Decision{};
   d.limit = p.limit;
   d.allowed = s.count + cost <= p.limit;

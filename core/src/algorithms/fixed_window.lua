@@ -38,14 +38,24 @@ local function evaluate(s, now, p, cost, hit)
     s.count, s.fresh = 0, true
     s.left = test_now and p.period or (window_px(p.period) + 1) * 1000
   end
+  if refunding then
+    s.taken = math.min(s.count, cost)
+    s.count = s.count - s.taken
+  end
   local allowed = s.count + cost <= p.limit
   if allowed and hit then s.count = s.count + cost end
   local reset_after = s.count > 0 and s.left or 0
   return {allowed, p.limit, p.limit - s.count, reset_after, allowed and 0 or s.left, s.count}, s.left
 end
 
--- Called after an allowed hit.
+-- Called after an allowed hit, and after a refund.
 local function save_state(key, s, p, now, expires_at)
+  if refunding then
+    if s.taken == 0 then return end  -- an empty window: nothing was given back
+    if s.count == 0 then return redis.call('DEL', key) end
+    if test_now then return redis.call('HSET', key, 'c', fmt(s.count)) end
+    return redis.call('DECRBY', key, fmt(s.taken))  -- the TTL, the window, stays
+  end
   if test_now then
     return save_fields(key, now, now + s.left, 'c', fmt(s.count), 's', fmt(now + s.left - p.period))
   end

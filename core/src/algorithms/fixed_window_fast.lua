@@ -4,7 +4,7 @@
 -- Replies with one integer (commands.cpp, to_decision): x = left_ms * (limit + 1) + remaining, as is for an
 -- allowed call and as -1 - x for a denial; the 4-integer reply where x would not be exact (x >= 2^53, or a foreign
 -- count). Periods are whole milliseconds (policy.cpp), so left is too.
-if #KEYS == 1 and #ARGV == 6 and ARGV[3] == '' then
+if ARGV[2] ~= 'f' and #KEYS == 1 and #ARGV == 6 and ARGV[3] == '' then
   local key, cost, limit = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[4])
   if cost and limit then
     local count = tonumber(redis.call('GET', key)) or 0
@@ -34,7 +34,7 @@ end
 -- Several policies under the server clock: the same reads, every count written only when all policies allow a hit
 -- (decide_all.lua's rules), and decide_all.lua's 7-integer reply, the policy reported chosen as combine_decisions
 -- does. Arrays of numbers only, no function.
-if #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and ARGV[3] == '' and tonumber(ARGV[1]) then
+if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and ARGV[3] == '' and tonumber(ARGV[1]) then
   local n, cost = #KEYS, tonumber(ARGV[1])
   local counts, lefts, all = {}, {}, true
   for i = 1, n do

@@ -8,17 +8,19 @@ end
 local function evaluate(s, now, p, cost, hit)
   local t = idiv(p.period + p.limit - 1, p.limit)  -- µs per token, rounded up
   local tau = p.extra * t
-  local tat = math.max(s.tat, now)
+  local tat = math.max(refunding and s.tat - cost * t or s.tat, now)
   local next_tat = tat + cost * t
 
   local allowed = next_tat - now <= tau
   s.tat = (allowed and hit) and next_tat or tat
-  local remaining = idiv(tau - (s.tat - now), t)
+  local remaining = math.max(0, idiv(tau - (s.tat - now), t))
   local retry_after = allowed and 0 or next_tat - now - tau
   return {allowed, p.extra, remaining, s.tat - now, retry_after, p.extra - remaining}, s.tat
 end
 
 local function save_state(key, s, p, now, expires_at)
-  redis.call('SET', key, fmt(s.tat), 'PX', ttl_ms(now, expires_at))  -- after a hit, expires_at > now
+  local ttl = ttl_ms(now, expires_at)
+  if not ttl then return redis.call('DEL', key) end  -- a refund gave everything back
+  redis.call('SET', key, fmt(s.tat), 'PX', ttl)
 end
 

@@ -13,7 +13,7 @@ BEGIN
   d_limit := extra;
   allowed := nxt - t_now <= tau;
   IF allowed AND hit THEN tat := nxt; END IF;
-  remaining := (tau - (tat - t_now)) / t;
+  remaining := greatest(0, (tau - (tat - t_now)) / t);  -- below 0 only past the burst (reservations)
   used := extra - remaining;
   reset_after := tat - t_now;
   retry_after := CASE WHEN allowed THEN 0 ELSE nxt - t_now - tau END;

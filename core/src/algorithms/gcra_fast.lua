@@ -4,7 +4,7 @@
 -- function and no table. TIME (or the test clock), GET, and SET PX only for an allowed hit. Replies with one integer
 -- (commands.cpp, to_decision): reset_after = tat - now, as is for an allowed call and as -1 - reset_after for a
 -- denial; the rest of the decision follows from it, the policy and the cost.
-if #KEYS == 1 and #ARGV == 6 then
+if ARGV[2] ~= 'f' and #KEYS == 1 and #ARGV == 6 then
   local cost, limit, period, burst = tonumber(ARGV[1]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
   local now, grace_ms = tonumber(ARGV[3]), 1000  -- a test clock's time stands still: prelude.lua, ttl_grace_ms
   if ARGV[3] == '' then
@@ -13,9 +13,33 @@ if #KEYS == 1 and #ARGV == 6 then
   end
   if cost and limit and period and burst and now then
     local t = math.floor((period + limit - 1) / limit)  -- µs per token, rounded up
-    local tat = tonumber(redis.call('GET', KEYS[1])) or now
+    local stored = tonumber(redis.call('GET', KEYS[1]))
+    local tat = stored or now
     if tat < now then tat = now end
     local next_tat = tat + cost * t
+    local op = string.sub(ARGV[2], 1, 1)
+    if op == 'c' then
+      -- cancel (decide_all.cpp, cancel_one): the cost back when the state is still what the reservation left (its
+      -- ticket). Replies {1 given / 0 not, tat - now}.
+      if stored == nil or stored ~= tonumber(string.sub(ARGV[2], 2)) or stored <= now then return {0, tat - now} end
+      local back = stored - cost * t
+      if back <= now then
+        redis.call('DEL', KEYS[1])
+        return {1, 0}
+      end
+      redis.call('SET', KEYS[1], string.format('%d', back), 'PX',
+                 string.format('%d', math.floor((back - now + 999) / 1000) + grace_ms))
+      return {1, back - now}
+    end
+    if op == 'r' then
+      -- reserve (decide_all.cpp, reserve_all): the hit is charged at now + wait, wait = how far the TAT lies beyond
+      -- the burst; the TAT then always grows by cost * t. Replies {tat - now, tat}: the decision (to_decision) and
+      -- the ticket; a wait beyond the caller's max_wait is a hit's denial.
+      if next_tat - now - burst * t > tonumber(string.sub(ARGV[2], 2)) then return -1 - (tat - now) end
+      redis.call('SET', KEYS[1], string.format('%d', next_tat), 'PX',
+                 string.format('%d', math.floor((next_tat - now + 999) / 1000) + grace_ms))
+      return {next_tat - now, next_tat}
+    end
     if next_tat - now > burst * t then return -1 - (tat - now) end
     if ARGV[2] == '1' then
       redis.call('SET', KEYS[1], string.format('%d', next_tat), 'PX',
@@ -29,7 +53,7 @@ end
 -- Several policies: each state read once, every state written only when all policies allow a hit (decide_all.lua's
 -- rules), and decide_all.lua's 7-integer reply, the policy reported chosen as combine_decisions does. Arrays of
 -- numbers only, no function.
-if #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1]) and (ARGV[3] == '' or tonumber(ARGV[3])) then
+if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1]) and (ARGV[3] == '' or tonumber(ARGV[3])) then
   local n, cost = #KEYS, tonumber(ARGV[1])
   local now, grace_ms = tonumber(ARGV[3]), 1000
   if ARGV[3] == '' then
@@ -45,6 +69,31 @@ if #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1]) and (ARGV[3] == ''
     if tat + cost * t - now > tonumber(ARGV[3 * i + 3]) * t then all = false end
     tats[i] = tat
   end
+  if string.sub(ARGV[2], 1, 1) == 'r' then
+    -- reserve (decide_all.cpp, reserve_all): every policy charged at now + wait, the largest wait of any; the
+    -- reply is the 7 integers of an allowed hit at that instant (durations from now) and the wait. A wait beyond
+    -- max_wait is a hit's denial (below: some policy denies now, so `all` is false).
+    local wait = 0
+    for i = 1, n do
+      local limit = tonumber(ARGV[3 * i + 1])
+      local t = math.floor((tonumber(ARGV[3 * i + 2]) + limit - 1) / limit)
+      wait = math.max(wait, tats[i] + cost * t - now - tonumber(ARGV[3 * i + 3]) * t)
+    end
+    if wait <= tonumber(string.sub(ARGV[2], 2)) then
+      local at, index, remaining, reset = now + wait
+      for i = 1, n do
+        local limit, burst = tonumber(ARGV[3 * i + 1]), tonumber(ARGV[3 * i + 3])
+        local t = math.floor((tonumber(ARGV[3 * i + 2]) + limit - 1) / limit)
+        local next_tat = math.max(tats[i], at) + cost * t
+        redis.call('SET', KEYS[i], string.format('%d', next_tat), 'PX',
+                   string.format('%d', math.floor((next_tat - now + 999) / 1000) + grace_ms))
+        local left = math.floor((burst * t - (next_tat - at)) / t)  -- >= 0: the hit is allowed at `at`
+        if index == nil or left < remaining then index, remaining, reset = i, left, next_tat - now end
+      end
+      local burst = tonumber(ARGV[3 * index + 3])
+      return {1, burst, remaining, reset, 0, burst - remaining, index - 1, wait}
+    end
+  end
   local hit = all and ARGV[2] == '1'
   local index, retry, remaining, reset
   for i = 1, n do
@@ -58,7 +107,7 @@ if #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1]) and (ARGV[3] == ''
       tat = next_tat
     end
     local a = tau - (tat - now)
-    local left = a >= 0 and math.floor(a / t) or -math.floor(-a / t)  -- C++ division
+    local left = a >= 0 and math.floor(a / t) or 0  -- C++ division; none left past the burst (reservations)
     if (r == 0) == all and (index == nil or r > retry or (r == retry and left < remaining)) then
       index, retry, remaining, reset = i, r, left, tat - now
     end

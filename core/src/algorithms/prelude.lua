@@ -7,7 +7,8 @@
 -- it does not take (fixed_window: a test clock).
 --
 -- KEYS[i]: the storage key of policy i (docs/key-format.md), all with the same {hash tag}.
--- ARGV[1] = cost, ARGV[2] = "1" hit / "0" peek, ARGV[3] = now in µs, or "" for the server's TIME;
+-- ARGV[1] = cost, ARGV[2] = "1" hit / "0" peek / "f" refund (gcra_fast.lua also takes "r<max_wait µs>" reserve
+-- and "c<ticket>" cancel), ARGV[3] = now in µs, or "" for the server's TIME;
 -- then per policy i: ARGV[3i+1] = limit, ARGV[3i+2] = period in µs, ARGV[3i+3] = extra (the value of the
 -- algorithm's option: the burst, the bucket count, or 0; Policy::option_value).
 -- Returns, for one policy: {allowed (1/0), remaining, reset_after, retry_after[, used]} — the limit is the policy's
@@ -38,6 +39,14 @@ local test_now = ARGV[3] ~= '' and tonumber(ARGV[3]) or nil
 if n == 0 or #ARGV ~= 3 + 3 * n or not cost or (ARGV[3] ~= '' and not test_now) then
   return redis.error_reply('ERR ratewarden: expected 1+ keys, then cost, mode, now and 3 values per key')
 end
+-- "f" refund: every policy gives back, then decides as a peek (decide_all.lua). Reserve and cancel: gcra_fast.lua
+-- took every call it can decide.
+if ARGV[2] ~= '1' and ARGV[2] ~= '0' and ARGV[2] ~= 'f' then
+  return redis.error_reply('ERR ratewarden: mode ' .. ARGV[2] .. ' is taken by gcra and token_bucket only')
+end
+-- evaluate gives back `cost` of the newest charges first (docs/algorithms.md, "Refunds"); save_state then writes
+-- a live state whatever the decision, and deletes one that holds nothing any more.
+local refunding = ARGV[2] == 'f'
 
 -- With a test clock (ARGV[3] given) time stands still between steps while the server's TTLs keep running: a grace
 -- second keeps a state from expiring early in real time. Decisions never depend on TTLs, only on the stored times

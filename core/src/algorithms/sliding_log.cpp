@@ -1,4 +1,6 @@
 // sliding_log: the exact log of allowed hits in (now - period, now]; at most `limit` entries per key.
+#include <algorithm>
+
 #include "ratewarden/algorithms.hpp"
 
 namespace ratewarden {
@@ -23,6 +25,14 @@ void drop_expired(SlidingLogState& s, int64_t now, int64_t period) {
 int64_t sliding_log(SlidingLogState& s, int64_t now, const Policy& p, int64_t cost, Mode mode, Decision& d) {
   drop_expired(s, now, p.period_us);
   int64_t& sum = s.sum;
+  // A refund takes back from the newest entries.
+  for (int64_t left = mode == Mode::refund ? cost : 0; left > 0 && s.head < s.entries.size();) {
+    const int64_t taken = std::min(left, s.entries.back().cost);
+    s.entries.back().cost -= taken;
+    sum -= taken;
+    left -= taken;
+    if (s.entries.back().cost == 0) s.entries.pop_back();
+  }
 
   d = Decision{};
   d.limit = p.limit;

@@ -47,6 +47,22 @@ local function load_state(key, p, now)
 end
 
 local function evaluate(s, now, p, cost, hit)
+  if refunding then
+    -- Take back from the newest entries; save_state deletes the fields of those emptied.
+    local left = cost
+    s.removed = {}
+    while left > 0 and s.head <= s.tail do
+      local _, c = entry(s, s.tail)
+      local taken = math.min(left, c)
+      s.costs[s.tail], s.sum, left = c - taken, s.sum - taken, left - taken
+      if taken == c then
+        s.removed[#s.removed + 1] = fmt(s.tail)
+        s.tail = s.tail - 1
+      end
+    end
+    s.taken = cost - left
+    if s.head <= s.tail then s.last = entry(s, s.tail) end
+  end
   local allowed = s.sum + cost <= p.limit
   if allowed and hit then
     if s.head <= s.tail and s.last == now then
@@ -75,10 +91,18 @@ local function evaluate(s, now, p, cost, hit)
   return {allowed, p.limit, p.limit - s.sum, reset_after, retry_after, s.sum}, now + reset_after
 end
 
--- Called after an allowed hit: only the newest entry and the totals changed.
+-- Called after an allowed hit: only the newest entry and the totals changed. After a refund: the entries emptied
+-- are deleted as well.
 local function save_state(key, s, p, now, expires_at)
   local ttl = ttl_ms(now, expires_at)
   if not ttl then return redis.call('DEL', key) end
+  if refunding then
+    for i = 1, #s.removed, 1000 do  -- HDEL in chunks: unpack's limit
+      redis.call('HDEL', key, unpack(s.removed, i, math.min(i + 999, #s.removed)))
+    end
+    if s.taken == 0 then return end
+    now = s.last  -- the newest entry keeps its time
+  end
   redis.call('HSET', key, fmt(s.tail), fmt(now) .. ':' .. fmt(s.costs[s.tail]), 'n', fmt(s.sum), 'h', fmt(s.head),
              't', fmt(s.tail), 'l', fmt(now))
   redis.call('PEXPIRE', key, ttl)

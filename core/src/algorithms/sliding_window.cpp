@@ -46,6 +46,12 @@ int64_t sliding_window(SlidingWindowState& s, int64_t now, const Policy& p, int6
   const int64_t c = floor_div(now, w);
   const int64_t e = now - c * w;
   ring.advance(c);
+  // A refund takes back from the newest counted buckets.
+  for (int64_t k = c, left = mode == Mode::refund ? cost : 0; left > 0 && k >= c - n; --k) {
+    const int64_t taken = std::min(left, ring.at(k));
+    ring.at(k) -= taken;
+    left -= taken;
+  }
 
   int64_t full = 0;
   for (int64_t k = c - n + 1; k <= c; ++k) full += ring.get(k);

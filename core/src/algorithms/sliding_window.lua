@@ -29,6 +29,12 @@ local function evaluate(s, now, p, cost, hit)
     if k < c - n or k > c then return 0 end
     return s.counts[k] or 0
   end
+  local left = refunding and cost or 0  -- a refund takes back from the newest counted buckets
+  for k = c, c - n, -1 do
+    if left == 0 then break end
+    local taken = math.min(left, get(k))
+    s.counts[k], left = get(k) - taken, left - taken
+  end
 
   local full = 0
   for k = c - n + 1, c do full = full + get(k) end
@@ -73,8 +79,10 @@ local function evaluate(s, now, p, cost, hit)
   return {allowed, p.limit, math.max(0, p.limit - estimate), reset_after, retry_after, estimate}, now + reset_after
 end
 
--- Called after an allowed hit: the state of buckets c - N .. c, as load_state reads it.
+-- Called after an allowed hit, and after a refund: the state of buckets c - N .. c, as load_state reads it.
 local function save_state(key, s, p, now, expires_at)
+  local ttl = ttl_ms(now, expires_at)
+  if not ttl then return redis.call('DEL', key) end  -- a refund gave everything back
   local n, c = p.extra, s.c
   local function get(k) return s.counts[k] or 0 end
   local full, last = 0, 0
@@ -84,5 +92,5 @@ local function save_state(key, s, p, now, expires_at)
   end
   local parts = {struct.pack('<dddd', c, full, get(c), get(c - n))}
   for j = 1, last do parts[j + 1] = struct.pack('<d', get(c - j)) end
-  redis.call('SET', key, table.concat(parts), 'PX', ttl_ms(now, expires_at))  -- after a hit, expires_at > now
+  redis.call('SET', key, table.concat(parts), 'PX', ttl)
 end

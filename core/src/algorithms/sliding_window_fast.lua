@@ -9,7 +9,7 @@
 -- one integer for an allowed call (commands.cpp, to_decision): x = reset_after * (limit + 1) + remaining, where
 -- x < 2^53; else, and for a denial, decide_all.lua's reply for one policy {allowed, remaining, reset_after,
 -- retry_after[, used]}.
-if #KEYS == 1 and #ARGV == 6 then
+if ARGV[2] ~= 'f' and #KEYS == 1 and #ARGV == 6 then
   local cost, limit, period, n = tonumber(ARGV[1]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
   local now, grace_ms = tonumber(ARGV[3]), 1000  -- a test clock's time stands still: prelude.lua, ttl_grace_ms
   if ARGV[3] == '' then
@@ -114,7 +114,7 @@ end
 -- Several policies: the same reads and arithmetic per policy (one table each), every state written only when all
 -- policies allow a hit (decide_all.lua's rules), and decide_all.lua's 7-integer reply, the policy reported chosen as
 -- combine_decisions does.
-if #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1]) and (ARGV[3] == '' or tonumber(ARGV[3])) then
+if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1]) and (ARGV[3] == '' or tonumber(ARGV[3])) then
   local cost, clock_now, grace_ms = tonumber(ARGV[1]), tonumber(ARGV[3]), 1000
   if ARGV[3] == '' then
     local t = redis.call('TIME')

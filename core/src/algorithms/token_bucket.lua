@@ -14,14 +14,17 @@ local function evaluate(s, now, p, cost, hit)
   local cap = p.extra * t
   local credit = cap - math.max(0, s.full_at - now)
   local need = cost * t
+  if refunding then credit = math.min(cap, credit + need) end
   local allowed = credit >= need
   if allowed and hit then credit = credit - need end
   s.full_at = now + cap - credit
-  local remaining = idiv(credit, t)
+  local remaining = math.max(0, idiv(credit, t))
   return {allowed, p.extra, remaining, cap - credit, allowed and 0 or need - credit, p.extra - remaining}, s.full_at
 end
 
 local function save_state(key, s, p, now, expires_at)
-  redis.call('SET', key, fmt(s.full_at), 'PX', ttl_ms(now, expires_at))  -- after a hit, expires_at > now
+  local ttl = ttl_ms(now, expires_at)
+  if not ttl then return redis.call('DEL', key) end  -- a refund gave everything back
+  redis.call('SET', key, fmt(s.full_at), 'PX', ttl)
 end
 

@@ -12,12 +12,14 @@ DECLARE
   last bigint := coalesce(s[2], t_now);
   need bigint := cost * t;
 BEGIN
-  credit := least(cap, credit + greatest(0, t_now - last));
-  last := greatest(last, t_now);
+  -- The state is the full-at instant last + cap - credit (token_bucket.cpp): a call before `last` (a reservation
+  -- charged a later slot) sees the credit of its own time.
+  credit := least(cap, credit + (t_now - last));
+  last := t_now;
   d_limit := extra;
   allowed := credit >= need;
   IF allowed AND hit THEN credit := credit - need; END IF;
-  remaining := credit / t;
+  remaining := greatest(0, credit / t);
   used := extra - remaining;
   reset_after := cap - credit;
   retry_after := CASE WHEN allowed THEN 0 ELSE need - credit END;

@@ -268,14 +268,16 @@ void State::forward(const StoreCall& call, uint64_t hash, int64_t extra, Decisio
   StoreCall charged = call;
   charged.cost += extra;
   std::weak_ptr<State> weak = shared_from_this();
-  inner->decide_async(charged, [weak, hash, seq, sent, extra, cost = call.cost, tag = std::string(call.tag),
+  // A refund's answer is a peek's, made after it: what the process knew of the key before is replaced by it.
+  const bool learns = call.mode == Mode::hit || call.mode == Mode::peek || call.mode == Mode::refund;
+  inner->decide_async(charged, [weak, hash, seq, sent, extra, learns, cost = call.cost, tag = std::string(call.tag),
                                 keys = std::vector<std::string>(call.keys, call.keys + call.count),
                                 policies = std::vector<Policy>(extra > 0 ? call.policies : nullptr,
                                                                extra > 0 ? call.policies + call.count : nullptr),
                                 done = std::move(done)](const Decision* d, const Error* error) mutable {
     auto self = weak.lock();
     const CallRef ref{tag, keys.data(), keys.size()};
-    if (self && d != nullptr) self->learn(hash, ref, extra, cost + extra, *d, sent, seq);
+    if (self && d != nullptr && learns) self->learn(hash, ref, extra, cost + extra, *d, sent, seq);
     if (self && extra > 0) self->end_top_up(hash, ref);
     if (d == nullptr || extra == 0) return done(d, error);
     if (d->allowed) {
@@ -305,6 +307,9 @@ class HybridStore final : public Store {
     s.ensure_started();
     Knowledge& known = s.known();
     hash = known.hash(call.tag);
+    // A reservation may be admitted where a hit is denied; a cancel and a refund change the store's state: they go
+    // to the store.
+    if (call.mode == Mode::reserve || call.mode == Mode::cancel || call.mode == Mode::refund) return false;
     const CallRef ref{call.tag, call.keys, call.count};
     Knowledge::Shard& shard = known.shard_of(hash);
     std::lock_guard<std::mutex> lock(shard.mu);

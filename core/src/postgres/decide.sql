@@ -161,3 +161,181 @@ BEGIN
     FROM (SELECT n, tag FROM @schema@.@table@_resets WHERE n > after ORDER BY n LIMIT batch) AS next;
   gap := first <> after + 1;
 END $$;
+
+-- A reservation (decide_all.cpp, reserve_all; gcra and token_bucket): the earliest instant, no later than t_now +
+-- max_wait, at which every policy allows a hit, and the hit charged at that instant. The rows are locked as a hit's.
+-- Returns decide's 7 integers (durations from now), then the wait and the ticket (the one policy's state after the
+-- charge: its expiry; 0 for several policies), or, when the wait would exceed max_wait, the denial decide gives a
+-- hit, charging nothing.
+CREATE OR REPLACE FUNCTION @schema@.@table@_reserve(
+    keys bytea[], algos text[], lims bigint[], periods bigint[], extras bigint[], cost bigint, max_wait bigint,
+    test_now bigint)
+RETURNS bigint[] LANGUAGE plpgsql AS $$
+DECLARE
+  n int := array_length(keys, 1);
+  states text[];
+  t_now bigint;
+  db_now bigint;
+  grace bigint := 0;
+  d record;
+  wait bigint := 0;
+  chosen int;
+  best bigint;
+  results bigint[] := '{}';
+BEGIN
+  IF test_now IS NOT NULL THEN grace := 60000000; END IF;  -- decide's grace minute
+  INSERT INTO @schema@.@table@ AS r (key, state, expires_at)
+    SELECT k, NULL, 0 FROM unnest(keys) k ORDER BY k
+    ON CONFLICT (key) DO UPDATE SET expires_at = r.expires_at WHERE false;
+  SELECT array_agg(t.state::text ORDER BY u.i) INTO states
+    FROM unnest(keys) WITH ORDINALITY u(k, i) LEFT JOIN @schema@.@table@ t ON t.key = u.k;
+  db_now := @schema@.rw1_clock();
+  t_now := coalesce(test_now, db_now);
+  FOR i IN 1 .. n LOOP
+    SELECT * INTO d FROM @schema@.rw1_evaluate(algos[i], states[i]::bigint[], t_now, lims[i], periods[i], extras[i], cost, false);
+    wait := greatest(wait, d.retry_after);
+  END LOOP;
+  IF wait > max_wait THEN
+    RETURN @schema@.@table@_decide(keys, algos, lims, periods, extras, cost, false, test_now);
+  END IF;
+  FOR i IN 1 .. n LOOP
+    SELECT * INTO d FROM @schema@.rw1_evaluate(algos[i], states[i]::bigint[], t_now + wait, lims[i], periods[i], extras[i], cost, true);
+    UPDATE @schema@.@table@ SET state = d.state, expires_at = db_now + grace + (d.expires_at - t_now) WHERE key = keys[i];
+    -- All allow at t_now + wait: report the lowest remaining, the first on a tie (combine_decisions).
+    IF chosen IS NULL OR d.remaining < best THEN
+      chosen := i;
+      best := d.remaining;
+      results := ARRAY[1, d.d_limit, d.remaining, d.reset_after + wait, 0, d.used, i - 1, wait,
+                       CASE WHEN n = 1 THEN d.expires_at ELSE 0 END];
+    END IF;
+  END LOOP;
+  RETURN results;
+END $$;
+
+-- A reservation given back (decide_all.cpp, cancel_one; one policy): the cost returned when the state is still what
+-- the reservation left (`ticket`), i.e. nothing was charged after it. Returns {given (1/0), limit, remaining,
+-- reset_after, retry_after, used}, the rest as a peek's.
+CREATE OR REPLACE FUNCTION @schema@.@table@_cancel(
+    k bytea, algo text, lim bigint, period bigint, extra bigint, cost bigint, ticket bigint, test_now bigint)
+RETURNS bigint[] LANGUAGE plpgsql AS $$
+DECLARE
+  s bigint[];
+  t bigint := (period + lim - 1) / lim;
+  t_now bigint;
+  db_now bigint;
+  grace bigint := 0;
+  given boolean := false;
+  d record;
+BEGIN
+  IF test_now IS NOT NULL THEN grace := 60000000; END IF;
+  SELECT r.state INTO s FROM @schema@.@table@ r WHERE r.key = k FOR UPDATE;
+  db_now := @schema@.rw1_clock();
+  t_now := coalesce(test_now, db_now);
+  IF ticket <= t_now THEN
+    NULL;  -- past its ticket, the state has given everything back by itself
+  ELSIF s IS NOT NULL AND algo = 'gcra' AND s[1] = ticket THEN
+    given := true;
+    s[1] := s[1] - cost * t;
+  ELSIF s IS NOT NULL AND algo = 'token_bucket' AND s[2] + extra * t - s[1] = ticket THEN
+    given := true;
+    s[1] := s[1] + cost * t;  -- the full-at instant less the cost
+  END IF;
+  SELECT * INTO d FROM @schema@.rw1_evaluate(algo, s, t_now, lim, period, extra, cost, false);
+  IF given THEN
+    UPDATE @schema@.@table@ SET state = d.state, expires_at = db_now + grace + (d.expires_at - t_now) WHERE key = k;
+  END IF;
+  RETURN ARRAY[CASE WHEN given THEN 1 ELSE 0 END, d.d_limit, d.remaining, d.reset_after, d.retry_after, d.used];
+END $$;
+
+-- What a refund gives back (the twin of the Mode::refund branch of each core/src/algorithms/<algorithm>.cpp): up to
+-- `cost` of the newest charges, from a state rw1_evaluate has just normalised at t_now (its OUT state).
+CREATE OR REPLACE FUNCTION @schema@.rw1_take_back(
+    algo text, s bigint[], t_now bigint, lim bigint, period bigint, extra bigint, cost bigint)
+RETURNS bigint[] LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  t bigint := (period + lim - 1) / lim;
+  left_over bigint := cost;
+  taken bigint;
+  len int;
+  k bigint;
+  slot int;
+BEGIN
+  IF algo = 'fixed_window' THEN  -- {count, start}
+    s[1] := greatest(0, s[1] - cost);
+  ELSIF algo = 'gcra' THEN  -- {tat}
+    s[1] := greatest(t_now, s[1] - cost * t);
+  ELSIF algo = 'token_bucket' THEN  -- {credit, last}
+    s[1] := least(extra * t, s[1] + cost * t);
+  ELSIF algo = 'sliding_log' THEN  -- {sum, at_1, cost_1, ...}: from the newest entry
+    len := array_length(s, 1);
+    WHILE left_over > 0 AND len > 1 LOOP
+      taken := least(left_over, s[len]);
+      s[len] := s[len] - taken;
+      s[1] := s[1] - taken;
+      left_over := left_over - taken;
+      IF s[len] = 0 THEN
+        s := s[1:len - 2];
+        len := len - 2;
+      END IF;
+    END LOOP;
+  ELSIF algo = 'sliding_window' THEN  -- {newest, slot 0 .. slot N}: from the newest bucket back to newest - N
+    k := s[1];
+    WHILE left_over > 0 AND k >= s[1] - extra LOOP
+      slot := (((k % (extra + 1)) + extra + 1) % (extra + 1))::int + 2;
+      taken := least(left_over, s[slot]);
+      s[slot] := s[slot] - taken;
+      left_over := left_over - taken;
+      k := k - 1;
+    END LOOP;
+  END IF;
+  RETURN s;
+END $$;
+
+-- A refund (decide_all.cpp, Mode::refund): every policy of the call gives back up to `cost` of its newest charges,
+-- then decides as a peek; the rows are locked as a hit's. An absent row has nothing to give back. Returns decide's 7
+-- integers.
+CREATE OR REPLACE FUNCTION @schema@.@table@_refund(
+    keys bytea[], algos text[], lims bigint[], periods bigint[], extras bigint[], cost bigint, test_now bigint)
+RETURNS bigint[] LANGUAGE plpgsql AS $$
+DECLARE
+  n int := array_length(keys, 1);
+  cur bigint[];
+  t_now bigint;
+  db_now bigint;
+  grace bigint := 0;
+  d record;
+  all_allowed boolean := true;
+  results bigint[] := '{}';
+  chosen int;
+  best_retry bigint;
+  best_remaining bigint;
+BEGIN
+  IF test_now IS NOT NULL THEN grace := 60000000; END IF;  -- decide's grace minute
+  PERFORM 1 FROM @schema@.@table@ t WHERE t.key = ANY(keys) ORDER BY t.key FOR UPDATE;
+  db_now := @schema@.rw1_clock();
+  t_now := coalesce(test_now, db_now);
+  FOR i IN 1 .. n LOOP
+    cur := (SELECT t.state FROM @schema@.@table@ t WHERE t.key = keys[i]);
+    SELECT * INTO d FROM @schema@.rw1_evaluate(algos[i], cur, t_now, lims[i], periods[i], extras[i], cost, false);
+    IF cur IS NOT NULL THEN  -- a row without a state is a key never charged
+      SELECT * INTO d FROM @schema@.rw1_evaluate(algos[i],
+          @schema@.rw1_take_back(algos[i], d.state, t_now, lims[i], periods[i], extras[i], cost),
+          t_now, lims[i], periods[i], extras[i], cost, false);
+      UPDATE @schema@.@table@ SET state = d.state, expires_at = db_now + grace + (d.expires_at - t_now)
+        WHERE key = keys[i];
+    END IF;
+    results := results || ARRAY[CASE WHEN d.allowed THEN 1 ELSE 0 END, d.d_limit, d.remaining, d.reset_after,
+                                d.retry_after, d.used];
+    all_allowed := all_allowed AND d.allowed;
+  END LOOP;
+  -- combine_decisions, as decide does.
+  FOR i IN 1 .. n LOOP
+    IF (results[6 * i - 5] = 1) = all_allowed AND (chosen IS NULL OR results[6 * i - 1] > best_retry OR
+        (results[6 * i - 1] = best_retry AND results[6 * i - 3] < best_remaining)) THEN
+      chosen := i;
+      best_retry := results[6 * i - 1];
+      best_remaining := results[6 * i - 3];
+    END IF;
+  END LOOP;
+  RETURN results[6 * chosen - 5 : 6 * chosen] || (chosen - 1)::bigint;
+END $$;

@@ -38,15 +38,26 @@ std::string int_array(size_t n, F value) {
   return out + "}";
 }
 
-// <table>_decide's answer: "{allowed,limit,remaining,reset_after,retry_after,used,policy_index}".
+// The answer of <table>_decide: "{allowed,limit,remaining,reset_after,retry_after,used,policy_index}"; of
+// <table>_reserve: the same, and when allowed ",wait,ticket"; of <table>_cancel: the first six (allowed = given).
 Decision parse_decision(const PgRequest& r, const std::string& name) {
-  long long v[7];
-  char end = 0;
-  if (r.row.size() != 1 ||
-      std::sscanf(r.row[0].c_str(), "{%lld,%lld,%lld,%lld,%lld,%lld,%lld%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                  &v[6], &end) != 8 || end != '}')
+  long long v[9] = {};
+  int n = 0;
+  const char* p = r.row.size() == 1 ? r.row[0].c_str() : "";
+  if (*p == '{') ++p;
+  while (n < 9 && *p != '\0') {
+    char* end = nullptr;
+    v[n++] = std::strtoll(p, &end, 10);
+    if (end == p || (*end != ',' && *end != '}')) break;
+    p = end + 1;
+    if (*end == '}') break;
+  }
+  if (r.row.size() != 1 || *p != '\0' || p[-1] != '}' || (n != 6 && n != 7 && n != 9))
     throw StoreError(ErrorCode::store_error, name + ": unexpected reply");
-  return Decision{v[0] == 1, v[1], v[2], v[3], v[4], v[5], static_cast<int32_t>(v[6])};
+  Decision d{v[0] == 1, v[1], v[2], v[3], v[4], v[5], static_cast<int32_t>(v[6])};
+  d.wait_us = v[7];
+  d.ticket = v[8];
+  return d;
 }
 
 int hex_digit(char c) {
@@ -160,15 +171,31 @@ void PostgresStore::close() {
 
 PgRequest* PostgresStore::decision_request(const StoreCall& call, const std::string& now) const {
   auto* r = new PgRequest;
-  r->statement = kDecideStatement;
-  r->param(bytea_array(call.keys, call.count), 1);
   const Policy* p = call.policies;
-  r->param(int_array(call.count, [p](size_t i) { return std::string(algorithm_name(p[i].algorithm)); }));
-  r->param(int_array(call.count, [p](size_t i) { return std::to_string(p[i].limit); }));
-  r->param(int_array(call.count, [p](size_t i) { return std::to_string(p[i].period_us); }));
-  r->param(int_array(call.count, [p](size_t i) { return std::to_string(p[i].option_value()); }));
-  r->param(std::to_string(call.cost));
-  r->param(call.mode == Mode::hit ? "t" : "f");
+  if (call.mode == Mode::cancel) {  // one policy (Limiter::cancel)
+    r->statement = kCancelStatement;
+    r->param(call.keys[0], 1);
+    r->param(std::string(algorithm_name(p[0].algorithm)));
+    r->param(std::to_string(p[0].limit));
+    r->param(std::to_string(p[0].period_us));
+    r->param(std::to_string(p[0].option_value()));
+    r->param(std::to_string(call.cost));
+    r->param(std::to_string(call.ticket));
+  } else {
+    r->statement = call.mode == Mode::reserve  ? kReserveStatement
+                   : call.mode == Mode::refund ? kRefundStatement
+                                               : kDecideStatement;
+    r->param(bytea_array(call.keys, call.count), 1);
+    r->param(int_array(call.count, [p](size_t i) { return std::string(algorithm_name(p[i].algorithm)); }));
+    r->param(int_array(call.count, [p](size_t i) { return std::to_string(p[i].limit); }));
+    r->param(int_array(call.count, [p](size_t i) { return std::to_string(p[i].period_us); }));
+    r->param(int_array(call.count, [p](size_t i) { return std::to_string(p[i].option_value()); }));
+    r->param(std::to_string(call.cost));
+    if (call.mode == Mode::reserve)
+      r->param(std::to_string(call.max_wait_us));
+    else if (call.mode != Mode::refund)
+      r->param(call.mode == Mode::hit ? "t" : "f");
+  }
   if (now.empty())
     r->null_param();
   else

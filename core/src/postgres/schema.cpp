@@ -31,6 +31,15 @@ std::vector<PgStatement> pg_statements(const PgOptions& o) {
       {kDecideStatement,
        with_names("SELECT @schema@.@table@_decide($1::bytea[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], "
                   "$6::bigint, $7::boolean, $8::bigint)", o)},
+      {kReserveStatement,
+       with_names("SELECT @schema@.@table@_reserve($1::bytea[], $2::text[], $3::bigint[], $4::bigint[], "
+                  "$5::bigint[], $6::bigint, $7::bigint, $8::bigint)", o)},
+      {kCancelStatement,
+       with_names("SELECT @schema@.@table@_cancel($1::bytea, $2::text, $3::bigint, $4::bigint, $5::bigint, "
+                  "$6::bigint, $7::bigint, $8::bigint)", o)},
+      {kRefundStatement,
+       with_names("SELECT @schema@.@table@_refund($1::bytea[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], "
+                  "$6::bigint, $7::bigint)", o)},
       {kResetStatement, with_names("SELECT @schema@.@table@_reset($1::bytea[], $2::bytea)", o)},
       {kReadResetsStatement,
        with_names("SELECT cursor, gap, epoch, tags FROM @schema@.@table@_read_resets($1::bigint, $2::integer)", o)},

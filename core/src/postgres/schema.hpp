@@ -13,6 +13,9 @@ std::string schema_sql(const PgOptions& options);
 
 // The prepared statements, by name.
 inline constexpr const char* kDecideStatement = "rw_decide";
+inline constexpr const char* kReserveStatement = "rw_reserve";
+inline constexpr const char* kCancelStatement = "rw_cancel";
+inline constexpr const char* kRefundStatement = "rw_refund";
 inline constexpr const char* kResetStatement = "rw_reset";
 inline constexpr const char* kSweepStatement = "rw_sweep";
 inline constexpr const char* kCheckStatement = "rw_check";

@@ -1,5 +1,7 @@
 #include "commands.hpp"
 
+#include <algorithm>
+
 #include "ratewarden/algorithms.hpp"
 #include "ratewarden/errors.hpp"
 #include "resp.hpp"
@@ -34,13 +36,31 @@ Decision from_integer(const RedisRequest& req, int64_t v) {
     // gcra and token_bucket store the same number (gcra's TAT is the bucket's full-at instant: token_bucket.lua), and
     // x is it less the server's now. gcra's own function reports it, as a peek at that state: what a denied hit
     // decided, or, after an allowed hit, everything but the admission itself.
-    GcraState state{x};
+    // A reservation's hit was charged at now + wait, where the TAT lies `wait` beyond the burst (0 for a hit).
+    const int64_t wait = allowed && req.mode == Mode::reserve ? std::max<int64_t>(0, x - p.burst * p.interval_us()) : 0;
+    GcraState state{x - wait};
     gcra(state, 0, p, req.cost, Mode::peek, d);
     if (allowed) {
       d.allowed = true;
       d.retry_after_us = 0;
+      d.reset_after_us += wait;
+      d.wait_us = wait;
     }
   }
+  return d;
+}
+
+// The two-integer replies of gcra_fast.lua's one-policy reserve {tat - now, ticket} and cancel {given, tat - now}.
+Decision from_pair(const RedisRequest& req, int64_t a, int64_t b) {
+  if (req.mode == Mode::reserve) {
+    Decision d = from_integer(req, a);
+    d.ticket = b;
+    return d;
+  }
+  Decision d;
+  GcraState state{b};
+  gcra(state, 0, req.policy, req.cost, Mode::peek, d);
+  d.allowed = a == 1;
   return d;
 }
 
@@ -55,12 +75,21 @@ void build_script_call(RedisRequest& req, const StoreCall& call, const std::stri
   req.argc = argc;
   req.policy = call.policies[0];
   req.cost = call.cost;
+  req.mode = call.mode;
   RespWriter w(req.command, argc);
   w.arg("EVALSHA").arg(script.sha);
   req.args_offset = req.command.size();
   w.arg(static_cast<int64_t>(call.count));
   for (size_t i = 0; i < call.count; ++i) w.arg(call.keys[i]);
-  w.arg(call.cost).arg(call.mode == Mode::hit ? "1" : "0").arg(now);
+  w.arg(call.cost);
+  switch (call.mode) {
+    case Mode::hit: w.arg("1"); break;
+    case Mode::peek: w.arg("0"); break;
+    case Mode::reserve: w.arg("r" + std::to_string(call.max_wait_us)); break;
+    case Mode::cancel: w.arg("c" + std::to_string(call.ticket)); break;
+    case Mode::refund: w.arg("f"); break;
+  }
+  w.arg(now);
   for (size_t i = 0; i < call.count; ++i) {
     const Policy& p = call.policies[i];
     w.arg(p.limit).arg(p.period_us).arg(p.option_value());
@@ -82,15 +111,24 @@ Decision to_decision(const RedisRequest& req, const std::string& name) {
     if (r->integer < 0 && req.policy.algorithm == Algorithm::sliding_window) throw_reply_error(req, name);
     return from_integer(req, r->integer);
   }
+  // Reservations and cancels (gcra_fast.lua): {a, b} for one policy; several: the 7 integers, and the wait when
+  // allowed.
+  const bool pair = req.mode == Mode::reserve || req.mode == Mode::cancel;
   if (!req.error_message.empty() || r == nullptr || r->type != REDIS_REPLY_ARRAY ||
-      (r->elements != 4 && r->elements != 5 && r->elements != 7))
+      (pair ? r->elements != 2 && r->elements < 7 : r->elements != 4 && r->elements != 5 && r->elements != 7) ||
+      r->elements > 8)
     throw_reply_error(req, name);
-  int64_t v[7];
+  int64_t v[8];
   for (size_t i = 0; i < r->elements; ++i) {
     if (r->element[i]->type != REDIS_REPLY_INTEGER) throw_reply_error(req, name);
     v[i] = r->element[i]->integer;
   }
-  if (r->elements == 7) return Decision{v[0] == 1, v[1], v[2], v[3], v[4], v[5], static_cast<int32_t>(v[6])};
+  if (r->elements == 2) return from_pair(req, v[0], v[1]);
+  if (r->elements >= 7) {
+    Decision d{v[0] == 1, v[1], v[2], v[3], v[4], v[5], static_cast<int32_t>(v[6])};
+    if (r->elements == 8) d.wait_us = v[7];
+    return d;
+  }
   const int64_t capacity = req.policy.capacity();
   const int64_t used = r->elements == 5 ? v[4] : capacity - v[1];
   return Decision{v[0] == 1, capacity, v[1], v[2], v[3], used, 0};

@@ -8,6 +8,7 @@
 #include <hiredis/hiredis.h>
 
 #include "ratewarden/errors.hpp"
+#include "ratewarden/decision.hpp"
 #include "ratewarden/policy.hpp"
 
 namespace ratewarden {
@@ -30,9 +31,11 @@ struct RedisRequest {
   const std::string* script = nullptr;
   size_t argc = 0;
   size_t args_offset = 0;
-  // A script call: the first policy and the cost, what its short replies leave out (commands.cpp, to_decision).
+  // A script call: the first policy, the cost and the mode, what its short replies leave out (commands.cpp,
+  // to_decision).
   Policy policy;
   int64_t cost = 0;
+  Mode mode = Mode::hit;
 
   ReplyPtr reply{nullptr, freeReplyObject};
   ErrorCode error = ErrorCode::internal;

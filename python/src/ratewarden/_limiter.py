@@ -36,8 +36,9 @@ def open_store(url: str) -> Store:
 class Limiter(_native.Limiter):
     """Applies ``policy`` (``"100/minute"``, ``"10/second; 1000/hour"``) to keys through ``store``.
 
-    ``hit``, ``allow``, ``peek``, ``reset`` and ``hit_many`` run in the core with the GIL released while they wait;
-    ``ahit``, ``apeek``, ``areset`` and ``ahit_many`` are their asyncio forms. A key is a ``str`` (UTF-8) or ``bytes`` of 1 to 4096 bytes.
+    ``hit``, ``allow``, ``peek``, ``refund``, ``reset``, ``hit_many``, ``reserve`` and ``cancel`` run in the core
+    with the GIL released while they wait; ``ahit``, ``apeek``, ``arefund``, ``areset``, ``ahit_many``,
+    ``areserve`` and ``acancel`` are their asyncio forms. A key is a ``str`` (UTF-8) or ``bytes`` of 1 to 4096 bytes.
     """
 
     def __init__(
@@ -90,6 +91,33 @@ class Limiter(_native.Limiter):
         future: "asyncio.Future[None]" = loop.create_future()
         _completions(loop).reset(self, key, future)
         await future
+
+    async def arefund(self, key: Key, cost: int = 1) -> Decision:
+        """``refund`` for asyncio."""
+        if self.store.in_process:
+            return self.refund(key, cost)
+        loop = asyncio.get_running_loop()
+        future: "asyncio.Future[Decision]" = loop.create_future()
+        _completions(loop).refund(self, key, cost, future)
+        return await future
+
+    async def areserve(self, key: Key, cost: int = 1, max_wait: Optional[float] = None) -> Decision:
+        """``reserve`` for asyncio (``docs/pacing.md``)."""
+        if self.store.in_process:
+            return self.reserve(key, cost, max_wait)
+        loop = asyncio.get_running_loop()
+        future: "asyncio.Future[Decision]" = loop.create_future()
+        _completions(loop).reserve(self, key, cost, max_wait, future)
+        return await future
+
+    async def acancel(self, key: Key, reservation: Decision, cost: int = 1) -> bool:
+        """``cancel`` for asyncio."""
+        if self.store.in_process:
+            return self.cancel(key, reservation, cost)
+        loop = asyncio.get_running_loop()
+        future: "asyncio.Future[Decision]" = loop.create_future()
+        _completions(loop).cancel(self, key, cost, reservation, future)
+        return (await future).allowed
 
     async def ahit_many(self, keys: Iterable[Key], cost: int = 1) -> List[Decision]:
         """``hit_many`` for asyncio: one round trip (one pipeline per node) for all the keys."""
