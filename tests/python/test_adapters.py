@@ -331,3 +331,15 @@ def test_custom_refusal_handler(adapter: str) -> None:
         status, headers, body = s.get("/items", client=me)
         assert status == 429 and json.loads(body) == {"policy": "items", "wait": 60}
         assert headers["retry-after"] == "60" and headers["ratelimit"] == '"items";r=0;t=60'  # its fields added
+
+
+def test_count_only_failed_sign_ins(server: Server) -> None:
+    # count_when=lambda status: status >= 400: a successful sign-in is given back (Limiter.refund), a failed one counts.
+    user = f"user{next(_clients)}"
+
+    def sign_in(password: str) -> int:
+        return server.request("POST", "/signin", form={"username": user, "password": password})[0]
+
+    assert [sign_in("right") for _ in range(6)] == [200] * 6  # more than the limit: none of them counted
+    assert [sign_in("wrong") for _ in range(4)] == [401, 401, 401, 429]
+    assert sign_in("right") == 429  # three failures: locked out for the minute

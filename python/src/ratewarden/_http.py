@@ -212,6 +212,7 @@ class LimitSpec:
     burst: Optional[int] = None
     on_store_error: Optional[str] = None
     shadow: Optional[bool] = None
+    count_when: Optional[Callable[[int], bool]] = None  # of the response's status: false refunds the request
 
     @staticmethod
     def make(
@@ -226,6 +227,7 @@ class LimitSpec:
         burst: Optional[int] = None,
         on_store_error: Optional[str] = None,
         shadow: Optional[bool] = None,
+        count_when: Optional[Callable[[int], bool]] = None,
     ) -> "LimitSpec":
         """A spec, checked where it is written (import time), not on the first request."""
         Limiter(policy, "memory://", algorithm=algorithm or "fixed_window", burst=burst)
@@ -238,16 +240,18 @@ class LimitSpec:
             raise TypeError(f"key must be a function or a ratewarden.keys part, got {key!r}")
         if isinstance(methods, str):
             methods = [methods]
+        if count_when is not None and not callable(count_when):
+            raise TypeError(f"count_when must be a function of the response's status code, got {count_when!r}")
         return LimitSpec(policy, key, scope, name, cost,
                          frozenset(m.upper() for m in methods) if methods is not None else None,
-                         algorithm, burst, on_store_error, shadow)
+                         algorithm, burst, on_store_error, shadow, count_when)
 
 
 class Check:
     """A limit bound to a store and a route: what a request needs of it, resolved once."""
 
     __slots__ = ("spec", "limiter", "hit", "ahit", "in_process", "key", "prefix", "cost", "methods",
-                 "on_store_error", "shadow", "name", "needs_form")
+                 "on_store_error", "shadow", "name", "needs_form", "count_when")
 
     def __init__(self, spec: LimitSpec, limiter: Limiter, key: Callable[[Any], Any], cost: Any, prefix: str,
                  name: str, on_store_error: str, shadow: bool, needs_form: bool) -> None:
@@ -264,6 +268,7 @@ class Check:
         self.shadow = shadow
         self.name = name
         self.needs_form = needs_form
+        self.count_when = spec.count_when
 
 
 @dataclass(eq=False)
@@ -279,12 +284,13 @@ class Route:
 class Checked:
     """What the check of one request found: a decision per limit (None: not checked, or not computed because the
     store failed), the refused limit's index (or -1), the store failure that was let through (its code), and a key
-    failure to reject the request with."""
+    failure to reject the request with; ``charged``: the hits of limits with ``count_when`` (see ``Gate.settle``)."""
 
-    __slots__ = ("route", "decisions", "refused", "refusal", "store_failure", "key_error")
+    __slots__ = ("route", "decisions", "refused", "refusal", "store_failure", "key_error", "charged")
 
     def __init__(self, route: Route) -> None:
         self.route = route
+        self.charged: Optional[List[Tuple[Check, Union[str, bytes], int]]] = None  # what count_when may refund
         self.decisions: List[Optional[Decision]] = [None] * len(route.checks)
         self.refused = -1
         self.refusal: Optional[Decision] = None  # the refusing decision (fail closed: made here, not in the fields)
@@ -444,7 +450,9 @@ class Gate:
                 raw = check.key(req)
                 key = check.prefix + raw if raw.__class__ is str and raw else _prefixed(check.prefix, raw)
                 cost = check.cost
-                decision = check.hit(key, cost if cost.__class__ is int else cost(req))
+                if cost.__class__ is not int:
+                    cost = cost(req)
+                decision = check.hit(key, cost)
             except StoreError as error:
                 if self._store_failed(checked, i, check, error):
                     return checked
@@ -454,8 +462,11 @@ class Gate:
                     return checked
                 continue
             decisions[i] = decision
-            if not decision.allowed and self._refuse(checked, i, check, decision):
-                return checked
+            if not decision.allowed:
+                if self._refuse(checked, i, check, decision):
+                    return checked
+            elif check.count_when is not None:
+                _charge(checked, check, key, cost)
         return checked
 
     async def acheck(self, route: Route, req: Any, method: str) -> Optional[Checked]:
@@ -488,8 +499,11 @@ class Gate:
                     return checked
                 continue
             decisions[i] = decision
-            if not decision.allowed and self._refuse(checked, i, check, decision):
-                return checked
+            if not decision.allowed:
+                if self._refuse(checked, i, check, decision):
+                    return checked
+            elif check.count_when is not None:
+                _charge(checked, check, key, cost)
         return checked
 
     def _refuse(self, checked: Checked, i: int, check: Check, decision: Decision) -> bool:
@@ -538,6 +552,33 @@ class Gate:
             return False
         checked.key_error = reason
         return True
+
+    # --- counting only what matters ---
+
+    def settle(self, checked: Checked, status: int) -> None:
+        """After the response: gives back the hits of limits whose ``count_when(status)`` is false (e.g. a login
+        limit that counts only failures: ``count_when=lambda status: status >= 400``). A store failure is logged."""
+        for check, key, cost in checked.charged or ():
+            if not check.count_when(status):  # type: ignore[misc]
+                try:
+                    check.limiter.refund(key, cost)
+                except StoreError as error:
+                    self._refund_failed(check, error)
+
+    async def asettle(self, checked: Checked, status: int) -> None:
+        """``settle`` for asyncio."""
+        for check, key, cost in checked.charged or ():
+            if not check.count_when(status):  # type: ignore[misc]
+                try:
+                    await check.limiter.arefund(key, cost)
+                except StoreError as error:
+                    self._refund_failed(check, error)
+
+    def _refund_failed(self, check: Check, error: StoreError) -> None:
+        with self._lock:
+            self.counts["store_failures"] += 1
+        self.failure_log(logging.ERROR, "store", "ratewarden: the store failed (%s), rate limit %s kept a hit its "
+                         "count_when did not count: %s", error.code, check.spec.policy, error)
 
     # --- answering -----------------------------------------------------------------------------------------------
 
@@ -594,6 +635,12 @@ def _policy_name(checked: Checked, check: Check) -> str:
     quotas = checked.route.names[checked.refused]
     decision = checked.refusal
     return quotas[decision.policy_index if decision is not None and decision.policy_index < len(quotas) else 0]
+
+
+def _charge(checked: Checked, check: Check, key: Union[str, bytes], cost: int) -> None:
+    if checked.charged is None:
+        checked.charged = []
+    checked.charged.append((check, key, cost))
 
 
 def _prefixed(prefix: str, raw: Any) -> Union[str, bytes]:

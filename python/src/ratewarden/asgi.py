@@ -135,7 +135,7 @@ class RateLimiter:
     def limit(self, policy: str, **kw: Any) -> Callable[[F], F]:
         """Decorator of an endpoint (Starlette or FastAPI, either side of the route decorator): ``policy`` per key.
         Keywords: ``key``, ``cost``, ``methods``, ``algorithm``, ``burst``, ``on_store_error``, ``scope``,
-        ``shadow`` (as Flask's ``limit``). The endpoint is unchanged: the middleware checks its limits once the
+        ``shadow``, ``count_when`` (as Flask's ``limit``). The endpoint is unchanged: the middleware checks its limits once the
         router has found its route (no FastAPI dependency to solve, no wrapper). Several all apply, top to bottom."""
         spec = LimitSpec.make(policy, name=kw.get("scope"), **kw)
 
@@ -277,6 +277,8 @@ class _RouteApp:
         checks: List[Checked] = []
         scope[_SCOPE_KEY] = checks
 
+        status: List[int] = []
+
         async def send_with_fields(message: Any) -> None:
             if checks and message["type"] == "http.response.start":
                 fields = gate.fields_of(checks)
@@ -287,7 +289,12 @@ class _RouteApp:
                     headers += [(n.encode("latin-1"), v.encode("latin-1")) for n, v in fields
                                 if not own_wait or n != "Retry-After"]
                     message["headers"] = headers
+                status.append(message["status"])
             await send(message)
+            if status and message["type"] == "http.response.body" and not message.get("more_body", False):
+                for checked in checks:  # once the response is sent: a refund never delays it
+                    if checked.charged:
+                        await gate.asettle(checked, status[0])
 
         if route.checks:
             request = Request(scope, receive)

@@ -178,7 +178,8 @@ def stats() -> Dict[str, int]:
 
 def limit(policy: str, **kw: Any) -> Callable[[F], F]:
     """View decorator: ``policy`` per key. Keywords: ``key`` (a function of the request or a ``keys`` part),
-    ``cost``, ``methods``, ``algorithm``, ``burst``, ``on_store_error``, ``scope``, ``shadow`` (as Flask's).
+    ``cost``, ``methods``, ``algorithm``, ``burst``, ``on_store_error``, ``scope``, ``shadow``, ``count_when`` (as
+    Flask's).
     Several on one view all apply, top to bottom. For a class-based view, decorate ``as_view()``'s result, or use
     ``method_decorator(limit(...), name="dispatch")``."""
     spec = LimitSpec.make(policy, name=kw.get("scope"), **kw)
@@ -208,9 +209,11 @@ def limit(policy: str, **kw: Any) -> Callable[[F], F]:
             own = [checked] if checked is not None else []
             answer = _answer(gate, request, checked) if checked is not None else None
             response = answer if answer is not None else view(request, *args, **kwargs)
-            if checks is not None:  # the middleware adds every field at once
+            if checks is not None:  # the middleware adds every field at once, and settles
                 checks.extend(own)
                 return response
+            if own and own[0].charged:
+                gate.settle(own[0], response.status_code)
             return _add_fields(gate, own, response) if own else response
 
         setattr(limited, _LIMITS, specs)
@@ -244,7 +247,11 @@ class RateLimitMiddleware:
         request._ratewarden = checks  # type: ignore[attr-defined]
         response = self.get_response(request)
         if checks:
-            _add_fields(limiter.gate, checks, response)
+            gate = limiter.gate
+            for checked in checks:
+                if checked.charged:
+                    gate.settle(checked, response.status_code)
+            _add_fields(gate, checks, response)
         return response
 
     def process_view(self, request: HttpRequest, view: Any, args: Any, kwargs: Any) -> Optional[HttpResponse]:

@@ -196,6 +196,7 @@ class RateLimiter:
         on_store_error: Optional[str] = None,
         scope: Optional[str] = None,
         shadow: Optional[bool] = None,
+        count_when: Optional[Callable[[int], bool]] = None,
     ) -> Callable[[F], F]:
         """Decorator: limits a view to ``policy`` (``"5/minute"``, ``"10/second; 100/hour"``) per ``key()``.
 
@@ -203,10 +204,13 @@ class RateLimiter:
         ``MethodView`` method (that method only) or on a ``View`` class (all its methods). Several ``@limit`` on one
         view all apply, top to bottom; the first refusal stops (the limits checked before it stay charged). Each
         counts on its own unless ``scope`` names a shared one (see :meth:`shared_limit`). ``cost`` is an int or a
-        function of the request; ``methods`` restricts the limit to those HTTP methods.
+        function of the request; ``methods`` restricts the limit to those HTTP methods; ``count_when``, a function
+        of the response's status code, gives the hit back when it is false (count only failed logins:
+        ``count_when=lambda status: status >= 400``).
         """
         spec = LimitSpec.make(policy, key=key, scope=scope, name=scope, cost=cost, methods=methods,
-                              algorithm=algorithm, burst=burst, on_store_error=on_store_error, shadow=shadow)
+                              algorithm=algorithm, burst=burst, on_store_error=on_store_error, shadow=shadow,
+                              count_when=count_when)
 
         def decorator(f: F) -> F:
             if isinstance(f, Blueprint):
@@ -332,6 +336,8 @@ class RateLimiter:
         if state.custom_errors or app.config["TRAP_HTTP_EXCEPTIONS"] or _has_refusal_handler(app, req.blueprints):
             raise RateLimitExceeded(refusal.policy, refusal.decision, refusal.retry_after, refusal)
         del req._ratewarden  # type: ignore[attr-defined]  # the fields go in now: nothing left for _add_headers
+        if checked.charged:
+            gate.settle(checked, 429)
         return app.response_class(refusal.body, 429, [("Content-Type", refusal.content_type), *refusal.headers])
 
     @staticmethod
@@ -341,6 +347,8 @@ class RateLimiter:
         checked: Optional[Tuple[Gate, Checked]] = getattr(request._get_current_object(), "_ratewarden", None)
         if checked is None:
             return response
+        if checked[1].charged:
+            checked[0].settle(checked[1], response.status_code)
         fields = checked[0].fields(checked[1])
         if fields:
             headers = response.headers

@@ -2,7 +2,7 @@
 RW_TEST_STORE, RW_TEST_PREFIX, RW_TEST_OPTIONS (JSON: more options). Route limits: /login 5/minute per username
 (a form field), /items 3/minute per address, /user/{n} 2/minute per user id (an int), /twice two 2/minute limits
 per address, /s1 and /s2 one 3/minute scope, /api 100000/minute per X-API-Key, /me 2/minute per user (X-User
-authenticates) else address, /pair 1/minute per (X-A, address); /free has only the app-wide and default limits;
+authenticates) else address, /pair 1/minute per (X-A, address), /signin 3 failures (4xx) a minute per username (count_when); /free has only the app-wide and default limits;
 /health is exempt."""
 
 import json
@@ -25,6 +25,10 @@ async def custom_refusal(request, refusal):  # RW_CUSTOM_REFUSAL: the refusal op
 if os.environ.get("RW_CUSTOM_REFUSAL"):
     OPTIONS["refusal"] = custom_refusal
 limiter = RateLimiter(**OPTIONS)
+
+
+def failed(status):  # count_when: only failed sign-ins count
+    return status >= 400
 
 
 def user_id(request):  # an int key: accepted as its decimal text
@@ -52,6 +56,13 @@ if KIND == "fastapi":  # limit() on most routes, depends() on /login and /twice
     app = FastAPI()
     limiter.init_app(app)
     app.add_middleware(AuthenticationMiddleware, backend=HeaderAuth())
+
+    from fastapi import Form
+
+    @app.post("/signin")
+    @limiter.limit("3/minute", key=keys.form("username"), count_when=failed)
+    async def signin(password: str = Form()):
+        return PlainTextResponse("welcome", 200 if password == "right" else 401)
 
     @app.get("/me")
     @limiter.limit("2/minute", key=ME)
@@ -146,6 +157,11 @@ elif KIND == "starlette":
     async def health(request):
         return PlainTextResponse("ok")
 
+    @limiter.limit("3/minute", key=keys.form("username"), count_when=failed)
+    async def signin(request):
+        form = await request.form()
+        return PlainTextResponse("welcome", 200 if form.get("password") == "right" else 401)
+
     @limiter.limit("2/minute", key=ME)
     async def me(request):
         return PlainTextResponse("me")
@@ -158,7 +174,7 @@ elif KIND == "starlette":
     from starlette.middleware.authentication import AuthenticationMiddleware
 
     app = Starlette(middleware=[Middleware(AuthenticationMiddleware, backend=HeaderAuth())], routes=[
-        Route("/me", me), Route("/pair", pair),
+        Route("/me", me), Route("/pair", pair), Route("/signin", signin, methods=["POST"]),
         Route("/login", login, methods=["POST"]), Route("/items", items), Route("/user/{n:int}", user),
         Route("/twice", twice), Route("/s1", s1), Route("/s2", s2), Route("/api", api), Route("/free", free),
         Route("/health", health),

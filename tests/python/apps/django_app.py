@@ -8,6 +8,7 @@ import os
 from django.core.wsgi import get_wsgi_application
 from django.http import HttpResponse
 from django.urls import path
+from django.views.decorators.csrf import csrf_exempt
 
 from ratewarden import keys
 from ratewarden.django import exempt, limit, shared_limit
@@ -93,6 +94,13 @@ def health(request):
     return HttpResponse("ok", content_type="text/plain")
 
 
+@csrf_exempt
+@limit("3/minute", key=keys.form("username"), count_when=lambda status: status >= 400)
+def signin(request):
+    ok = request.POST.get("password") == "right"
+    return HttpResponse("welcome", content_type="text/plain", status=200 if ok else 401)
+
+
 @limit("2/minute", key=keys.first(keys.user(), keys.address()))
 def me(request):
     return HttpResponse("me", content_type="text/plain")
@@ -106,6 +114,7 @@ def pair(request):
 urlpatterns = [
     path("login", login), path("items", items), path("user/<int:n>", user), path("twice", twice), path("s1", s1),
     path("s2", s2), path("api", api), path("free", free), path("health", health), path("me", me), path("pair", pair),
+    path("signin", signin),
 ]
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "django_app")

@@ -87,3 +87,9 @@ def me():
 @limiter.limit("1/minute", key=keys.combine(keys.header("X-A"), keys.address()))
 def pair():
     return "pair"
+
+
+@app.post("/signin")
+@limiter.limit("3/minute", key=keys.form("username"), count_when=lambda status: status >= 400)
+def signin():
+    return "welcome", 200 if request.form.get("password") == "right" else 401
