@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._client_key import DEFAULT_IPV6_SUBNET, check_ipv6_subnet, client_key

@@ -30,7 +30,6 @@ from django.utils.module_loading import import_string
 
 from ._client_key import client_key
 from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Route, address_of, key_rejection
-from .keys import KeyPart
 
 __all__ = ["RateLimitMiddleware", "exempt", "limit", "limiter", "shared_limit", "stats"]
 

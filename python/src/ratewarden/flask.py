@@ -16,15 +16,14 @@ the defaults are in docs/python.md.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from flask import Blueprint, Flask, Request, Response, current_app, g, request
 from werkzeug.exceptions import BadRequest, TooManyRequests
 
 from ._client_key import DEFAULT_IPV6_SUBNET, client_key
-from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Refusal, Route, address_of, key_rejection
-from ._native import Decision, Store
+from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Refusal, Route, address_of
+from ._native import Decision
 from .keys import KeyPart
 
 __all__ = ["RateLimitExceeded", "RateLimitKeyError", "RateLimiter", "client_address"]

@@ -14,7 +14,7 @@ A part the request does not have (no such header, nobody logged in, no such fiel
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Sequence
 
 __all__ = ["KeyPart", "NoKey", "address", "combine", "first", "form", "header", "user"]
 
@@ -161,7 +161,3 @@ def first(*parts: KeyPart) -> KeyPart:
     """The first part the request has: e.g. the user when logged in, else the address."""
     return _Combined(parts, False)
 
-
-def optional_form(part: Optional[Any]) -> bool:
-    """Whether a key (a part or a function) needs the request's form read first."""
-    return isinstance(part, KeyPart) and part.needs_form
