@@ -343,3 +343,23 @@ def test_count_only_failed_sign_ins(server: Server) -> None:
     assert [sign_in("right") for _ in range(6)] == [200] * 6  # more than the limit: none of them counted
     assert [sign_in("wrong") for _ in range(4)] == [401, 401, 401, 429]
     assert sign_in("right") == 429  # three failures: locked out for the minute
+
+
+def test_bad_options_fail_at_start_up() -> None:
+    from ratewarden.asgi import RateLimiter
+
+    with pytest.raises(ValueError, match="unknown option: stor"):
+        RateLimiter(stor="memory://")
+    with pytest.raises(ValueError, match="on_store_error must be one of"):
+        RateLimiter(on_store_error="maybe")
+    with pytest.raises(ValueError, match="application: .*fortnight"):
+        RateLimiter(application="1/fortnight")
+    with pytest.raises(ValueError, match="refusal must be one of"):
+        RateLimiter(refusal="html")
+    # Django: loading the app (what a server's worker does as it boots) fails, and says why.
+    env = {**os.environ, "RW_TEST_STORE": "memory://", "RW_TEST_PREFIX": "bad", "DJANGO_SETTINGS_MODULE": "django_app",
+           "RW_TEST_OPTIONS": json.dumps({"on_key_error": "maybe"}), "PYTHONPATH": str(APPS)}
+    loaded = subprocess.run([sys.executable, "-c", "import django_app"], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert loaded.returncode != 0
+    assert "ImproperlyConfigured: settings.RATEWARDEN['ON_KEY_ERROR'] must be one of" in loaded.stderr
