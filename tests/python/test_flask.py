@@ -334,7 +334,7 @@ def test_client_address_behind_proxies() -> None:
     "on_store_error, expected",
     [
         # Fail open: no quota the limiter did not compute, and a field that says the limit was skipped.
-        ("allow", (200, None, None, "store_unavailable")),
+        ("allow", (200, None, None, "store-unavailable")),
         ("deny", (429, "1", None, None)),  # fail closed: retry in min(period, 1 s)
         ("raise", (500, None, None, None)),
     ],

@@ -54,6 +54,9 @@ OPTIONS: Dict[str, Any] = {
     "skip": None,
 }
 
+# count_when's names (Node's countWhen takes the same): count failed (4xx, 5xx) or successful responses only.
+COUNT_WHEN: Dict[str, Callable[[int], bool]] = {"failure": lambda status: status >= 400,
+                                                "success": lambda status: status < 400}
 PROBLEM_TYPE = "https://iana.org/assignments/http-problem-types#quota-exceeded"
 PROBLEM_TITLE = "Request cannot be satisfied as assigned quota has been exceeded"
 FAILURE_LOG_INTERVAL_S = 10.0
@@ -240,8 +243,10 @@ class LimitSpec:
             raise TypeError(f"key must be a function or a ratewarden.keys part, got {key!r}")
         if isinstance(methods, str):
             methods = [methods]
+        count_when = COUNT_WHEN.get(count_when, count_when) if isinstance(count_when, str) else count_when
         if count_when is not None and not callable(count_when):
-            raise TypeError(f"count_when must be a function of the response's status code, got {count_when!r}")
+            raise TypeError(f"count_when must be 'failure', 'success' or a function of the response's status code, "
+                            f"got {count_when!r}")
         return LimitSpec(policy, key, scope, name, cost,
                          frozenset(m.upper() for m in methods) if methods is not None else None,
                          algorithm, burst, on_store_error, shadow, count_when)
@@ -530,7 +535,7 @@ class Gate:
         if mode == "raise":
             raise error
         if mode == "allow":
-            checked.store_failure = error.code
+            checked.store_failure = error.code.replace("_", "-")  # store-unavailable: Node's value too
             return False
         if check.shadow:
             return False
