@@ -587,7 +587,7 @@ class Gate:
 
     # --- answering -----------------------------------------------------------------------------------------------
 
-    def fields(self, checked: Checked, refusal: bool = False) -> List[Tuple[str, str]]:
+    def fields(self, checked: Checked) -> List[Tuple[str, str]]:
         """The fields of a response to a checked request: the decisions the limiter computed (Retry-After only with
         a refusal: shadow mode shows a would-be refusal's numbers, never a wait), and the store-failure field when a
         limit was skipped because the store failed."""
