@@ -103,6 +103,28 @@ export declare class Limiter {
   allowSync(key: Key, options?: CallOptions): boolean;
 }
 
+export interface KeyListOptions {
+  /** 1 to 64 letters, digits, "_", "." or "-": the list's name in the store. */
+  name: string;
+  /** A Store or a URL (default "memory://"). */
+  store?: string | Store;
+  /** How long an entry lasts from when it was added (default: 10 years, i.e. until removed). */
+  durationMs?: number;
+}
+
+/** A deny list or an allow list held in the store: every process of every runtime on it sees an entry at once. */
+export declare class KeyList {
+  constructor(options: KeyListOptions);
+  readonly name: string;
+  readonly durationMs: number;
+  readonly store: Store;
+  add(key: Key): Promise<void>;
+  remove(key: Key): Promise<void>;
+  has(key: Key): Promise<boolean>;
+  /** Milliseconds until the key's entry ends (rounded up); 0 when it is not in the list. */
+  expiresInMs(key: Key): Promise<number>;
+}
+
 export interface StoreOptions {
   /** Tests only: the store reads the time (µs) from this clock instead of its own / the Redis server's. */
   testClock?: TestClock;

@@ -2,7 +2,10 @@
 // Runs every section in one process and prints one table: node bench/node/run.js <redis port>.
 // bench/node/run.sh sets everything up.
 
-const sections = { memory: require('./memory'), redis: require('./redis'), express: require('./http') };
+const sections = {
+  memory: require('./memory'), redis: require('./redis'), express: require('./http'), adapters: require('./adapters'),
+  inject: require('./adapters_inject'),
+};
 
 async function main() {
   const redisPort = Number(process.argv[2]);
@@ -25,7 +28,7 @@ async function main() {
   console.log('\nmedians of interleaved rounds; ratio: the median of the per-round ratios of ratewarden over the other (for ns: the other over ratewarden)');
 }
 
-main().catch((error) => {
+main().then(() => process.exit(0), (error) => {  // the in-process apps' Redis clients would keep it alive
   console.error(error);
   process.exit(1);
 });

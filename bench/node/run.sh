@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The Node benchmark, one command: ratewarden against rate-limiter-flexible, express-rate-limit (+ rate-limit-redis)
 # and redis-benchmark, all in one run on this machine, printed as one table of ratios. Starts its own redis-server
-# on a free loopback port and stops it by PID. BENCH_ONLY=memory,redis,express picks sections.
+# on a free loopback port and stops it by PID. BENCH_ONLY=memory,redis,express,adapters picks sections.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 source bench/node/setup.sh
 [ -d bench/node/express/node_modules/express4 ] || npm ci --prefix bench/node/express --no-progress >/dev/null
+[ -d bench/node/frameworks/node_modules/fastify ] || npm ci --prefix bench/node/frameworks --no-progress >/dev/null
 
 free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 dir=$(mktemp -d)

@@ -21,7 +21,10 @@ app.post(
   rateLimit({
     policy: '5/minute',
     store,
-    key: (req) => `login:${req.body.user}`,
+    // Counted as "login:<user>": the scope names the count, so that every process (and Flask's login route, whose
+    // limit counts under its endpoint's name) shares it.
+    scope: 'login',
+    key: 'body:user',
     message: 'Too many login attempts, try again later.',
   }),
   (req, res) => res.send(`checked the password of ${req.body.user}\n`),

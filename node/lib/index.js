@@ -4,6 +4,7 @@
 const native = require('./native');
 const { codes } = require('./errors');
 const { Limiter } = require('./limiter');
+const { KeyList } = require('./lists');
 const { Store, TestClock } = require('./store');
 
-module.exports = { Limiter, Store, TestClock, codes, version: native.version };
+module.exports = { KeyList, Limiter, Store, TestClock, codes, version: native.version };

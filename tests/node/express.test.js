@@ -237,11 +237,14 @@ test('options are validated, naming the option', () => {
     [{ window: 1.5 }, /window \(milliseconds\) must be an integer/],
     [{ policy: '5/minute', limit: 5 }, /either policy or limit\/window/],
     [{ headers: 'draft-9' }, /headers must be false or one of/],
-    [{ key: 'ip' }, /key must be a function/],
+    [{ key: 'address' }, /key must be a function, 'ip', 'user'/],
+    [{ key: [] }, /an empty array makes no key/],
+    [{ scope: 'a b' }, /scope must be/],
     [{ keyGenerator: () => 'x' }, /unknown rateLimit option "keyGenerator"/],
     [{ policy: 'lots' }, /"lots"/],
     [{ onStoreError: 'maybe' }, /onStoreError must be one of/],
   ];
+  rateLimit({ key: undefined, headers: undefined, onStoreError: undefined });  // undefined is the default
   for (const [options, message] of bad) {
     assert.throws(() => rateLimit(options), (e) => e.code === 'ERR_RATEWARDEN_INVALID_ARGUMENT' && message.test(e.message));
   }
@@ -265,7 +268,9 @@ describe('Redis store', () => {
     }));
 
   test('limits shared by two apps through Redis', async () => {
-    const make = (app) => app.get('/', rateLimit({ limit: 3, window: 60_000, store: redis.url, key: byUser }), ok);
+    // Two apps in one process stand for two processes: they name the scope they share.
+    const make = (app) => app.get('/', rateLimit({ limit: 3, window: 60_000, store: redis.url, key: byUser,
+      scope: 'shared' }), ok);
     await withApp(make, (one) => withApp(make, async (two) => {
       const h = { 'x-user': 'shared' };
       const got = [];

@@ -35,7 +35,7 @@ def test_stub_names_match_the_module() -> None:
 
 def test_public_api() -> None:
     assert set(ratewarden.__all__) == {
-        "Decision", "Error", "InvalidArgumentError", "Limiter", "Policy", "Store", "StoreError", "StoreStats",
+        "Decision", "Error", "InvalidArgumentError", "KeyList", "Limiter", "Policy", "Store", "StoreError", "StoreStats",
         "TestClock", "__version__", "open_store",
     }
     assert issubclass(ratewarden.InvalidArgumentError, ValueError)

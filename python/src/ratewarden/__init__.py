@@ -8,6 +8,7 @@ Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, 
 
 from ._errors import Error, InvalidArgumentError, StoreError
 from ._limiter import Limiter, open_store
+from ._lists import KeyList
 from ._native import Decision, Policy, Store, StoreStats, TestClock, version
 
 __version__: str = version()
@@ -16,6 +17,7 @@ __all__ = [
     "Decision",
     "Error",
     "InvalidArgumentError",
+    "KeyList",
     "Limiter",
     "Policy",
     "Store",

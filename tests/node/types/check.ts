@@ -2,6 +2,10 @@
 import express = require('express');
 import ratewarden = require('ratewarden');
 import rw = require('ratewarden/express');
+import Fastify = require('fastify');
+import Koa = require('koa');
+import ratewardenFastify = require('ratewarden/fastify');
+import rwKoa = require('ratewarden/koa');
 
 async function api(): Promise<void> {
   const limiter = new ratewarden.Limiter({ policy: '100/minute', store: 'redis://127.0.0.1:6379', onStoreError: 'allow' });
@@ -60,7 +64,39 @@ app.post(
 const key: string = rw.clientKey('2001:db8::1');
 // @ts-expect-error not a header style
 rw.rateLimit({ headers: 'draft-9' });
-// @ts-expect-error key is a function
 rw.rateLimit({ key: 'ip' });
 
-console.log(api, key);
+// One option set for every adapter: keys from any part of the request, problem+json, shadow, scopes, store errors.
+const shared = { policy: '10/second', scope: 'api', problem: true, shadow: false, skippedHeader: 'RateLimit-Skipped',
+  onStoreError: 'allow', logger: console, logInterval: 5000 } as const;
+const mw = rw.rateLimit({ ...shared, key: ['ip', 'header:x-api-key', 'body:user', 'user', (req) => req.get('x-tenant')] });
+const scope: string = mw.limiter.scope;
+const denied: number = mw.limiter.metrics.denied;
+rw.rateLimit({ key: (req) => Number(req.get('x-id')) });  // a number is a key
+rw.rateLimit({ policy: '5/minute', key: 'body:user', countWhen: 'failure' });
+rw.rateLimit({ countWhen: (req, res) => res.statusCode === 401 });
+// @ts-expect-error not a countWhen
+rw.rateLimit({ countWhen: 'errors' });
+// @ts-expect-error not a key spec
+rw.rateLimit({ key: 'cookie:session' });
+// @ts-expect-error problem is a boolean
+rw.rateLimit({ problem: 'yes' });
+
+async function fastifyApp(): Promise<void> {
+  const app = Fastify();
+  await app.register(ratewardenFastify, { ...shared, global: true, hook: 'onRequest', key: (request) => request.ip });
+  app.get('/login', { config: { rateLimit: { policy: '5/minute', key: 'body:user' } } }, async (request) =>
+    request.rateLimit?.remaining);
+  app.get('/health', { config: { rateLimit: false } }, async () => 'ok');
+  await app.register(ratewardenFastify.ratewarden, { global: false });
+  // @ts-expect-error not a hook
+  await app.register(ratewardenFastify, { hook: 'onSend' });
+}
+
+const koa = new Koa();
+koa.use(rwKoa.rateLimit({ ...shared, key: (ctx) => ctx.state.user?.id, handler: (ctx, d) => { ctx.body = d.retryAfterMs; } }));
+const koaMw: number = rwKoa.rateLimit().limiter.metrics.allowed;
+// @ts-expect-error Koa's handler takes (ctx, decision)
+rwKoa.rateLimit({ handler: (req: unknown, res: unknown, next: unknown, d: unknown) => undefined });
+
+console.log(api, key, scope, denied, fastifyApp, koaMw);

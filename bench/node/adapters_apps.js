@@ -1,0 +1,93 @@
+'use strict';
+// The apps of the adapters benchmark: build(framework, variant, redisPort) resolves with { handler } — the app's
+// (req, res) request handler (Express, Koa) — or { fastify } (the Fastify instance, ready), for adapters_server.js
+// (over HTTP, under wrk) and adapters_inject.js (in process). Frameworks: express (Express 5, bench/node/express),
+// fastify (Fastify 5) or koa (Koa 2) (bench/node/frameworks). Variants: bare, rw-memory, rw-redis (ratewarden's
+// adapter), peer-memory, peer-redis (the framework's usual limiter: express-rate-limit + rate-limit-redis,
+// @fastify/rate-limit, koa-ratelimit; Redis through ioredis). Two routes, each answering a short text:
+// - "/": 10^9 per hour per client address: every request is allowed and pays for a full decision;
+// - "/denied": 1 per day per client address, to be used up before measuring: every request is then refused.
+
+const path = require('node:path');
+
+const modules = path.join(__dirname, 'frameworks', 'node_modules');
+const LIMIT = 1e9;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+let built = 0;
+
+function build(framework, variant, redisPort) {
+  const prefix = `bench-adapters-${framework}-${process.pid}-${++built}`;
+  const onRedis = variant.endsWith('redis');
+  const ours = (limit, windowMs) => ({
+    limit, window: windowMs, ...(variant === 'rw-redis' ? { store: `redis://127.0.0.1:${redisPort}`, prefix } : {}),
+  });
+  const ioredis = () => {
+    const Redis = require(path.join(modules, 'ioredis'));
+    return new Redis({ port: Number(redisPort), host: '127.0.0.1' });
+  };
+
+  function expressApp() {
+    const express = require(path.join(__dirname, 'express', 'node_modules', 'express5'));
+    const app = express();
+    const limit = (max, windowMs) => {
+      if (variant === 'bare') return [];
+      if (variant.startsWith('rw-')) return [require('ratewarden/express').rateLimit(ours(max, windowMs))];
+      const options = { limit: max, windowMs, standardHeaders: 'draft-7', legacyHeaders: false };
+      if (onRedis) {
+        const client = ioredis();
+        const { RedisStore } = require('rate-limit-redis');
+        options.store = new RedisStore({ sendCommand: (...args) => client.call(...args), prefix: `${prefix}:${max}:` });
+      }
+      return [require('express-rate-limit').rateLimit(options)];
+    };
+    app.get('/', ...limit(LIMIT, HOUR_MS), (req, res) => res.send('hello\n'));
+    app.get('/denied', ...limit(1, DAY_MS), (req, res) => res.send('hello\n'));
+    return { handler: app };
+  }
+
+  async function fastifyApp() {
+    const app = require(path.join(modules, 'fastify'))();
+    const route = (max, windowMs) => {
+      if (variant === 'bare') return {};
+      if (variant.startsWith('rw-')) return { config: { rateLimit: ours(max, windowMs) } };
+      return { config: { rateLimit: { max, timeWindow: windowMs } } };
+    };
+    if (variant.startsWith('rw-')) await app.register(require('ratewarden/fastify'), { global: false });
+    if (variant.startsWith('peer-')) {
+      await app.register(require(path.join(modules, '@fastify/rate-limit')),
+        { global: false, ...(onRedis ? { redis: ioredis(), nameSpace: `${prefix}:` } : {}) });
+    }
+    app.get('/', route(LIMIT, HOUR_MS), async () => 'hello\n');
+    app.get('/denied', route(1, DAY_MS), async () => 'hello\n');
+    await app.ready();
+    return { fastify: app };
+  }
+
+  function koaApp() {
+    const Koa = require(path.join(modules, 'koa'));
+    const compose = require(path.join(modules, 'koa-compose'));
+    const app = new Koa();
+    const limit = (max, windowMs) => {
+      if (variant.startsWith('rw-')) return require('ratewarden/koa').rateLimit(ours(max, windowMs));
+      return require(path.join(modules, 'koa-ratelimit'))({
+        driver: onRedis ? 'redis' : 'memory', db: onRedis ? ioredis() : new Map(), duration: windowMs, max,
+        id: (ctx) => ctx.ip, namespace: `${prefix}:${max}`,
+      });
+    };
+    const hello = (ctx) => { ctx.body = 'hello\n'; };
+    const routes = { '/': [hello], '/denied': [hello] };
+    if (variant !== 'bare') {
+      routes['/'].unshift(limit(LIMIT, HOUR_MS));
+      routes['/denied'].unshift(limit(1, DAY_MS));
+    }
+    // As a router would: the route's middlewares, by path.
+    const chains = Object.fromEntries(Object.entries(routes).map(([p, fns]) => [p, compose(fns)]));
+    app.use((ctx, next) => (chains[ctx.path] ? chains[ctx.path](ctx) : next()));
+    return { handler: app.callback() };
+  }
+
+  return Promise.resolve({ express: expressApp, fastify: fastifyApp, koa: koaApp }[framework]());
+}
+
+module.exports = { build };

@@ -1,0 +1,141 @@
+'use strict';
+// A Fastify 5 plugin: `await app.register(require('ratewarden/fastify'), options)`.
+//
+//   await app.register(ratewarden, { limit: 100, window: 60_000 });              // every route, per client address
+//   app.post('/login', { config: { rateLimit: { policy: '5/minute', key: 'body:user' } } }, login);
+//   app.get('/health', { config: { rateLimit: false } }, health);                  // not limited
+//
+// The options are the HTTP layer's (node/lib/http.js, docs/node.md), plus `global` (default true: every route gets
+// the plugin's limit; false: only routes whose config names one) and `hook` ('onRequest', the default, or
+// 'preHandler'; a key read from the body is always taken in preHandler, after the body is parsed). A route's
+// `config.rateLimit` is that route's own limit, its options laid over the plugin's. The plugin is not
+// encapsulated: register it before the routes it limits.
+
+const { HttpLimiter, newState, NEXT, DENY, KEY_ERROR } = require('./http');
+const { clientKey } = require('./client_ip');
+const { invalidArgument } = require('./errors');
+
+const STATE = Symbol('ratewarden');
+const HOOKS = ['onRequest', 'preHandler'];
+
+let warnedForwardedFor = false;
+
+// As Express's warning (express.js): X-Forwarded-For while Fastify's trustProxy is off.
+function warnForwardedFor(request) {
+  if (warnedForwardedFor || request.headers['x-forwarded-for'] === undefined || request.server.initialConfig.trustProxy) return;
+  warnedForwardedFor = true;
+  process.emitWarning(
+    'ratewarden/fastify: a request carries X-Forwarded-For but Fastify\'s trustProxy option is off, so every ' +
+      'request behind that proxy is keyed by the proxy\'s address. Behind a reverse proxy, create the app with ' +
+      'Fastify({ trustProxy: <hops or addresses> }) — never `true` unless the proxy overwrites the header.',
+    { code: 'RATEWARDEN_X_FORWARDED_FOR' },
+  );
+}
+
+const access = {
+  framework: 'fastify',
+  ip(request) {
+    warnForwardedFor(request);
+    return request.ip;
+  },
+  header: (request, name) => request.headers[name],
+  user: (request) => request.user,
+  body: (request) => request.body,
+};
+
+function defaultKeyError(request, reply) {
+  reply.code(400).type('text/plain; charset=utf-8').send('Bad Request: the client could not be identified.');
+}
+
+// The hook of one limit: callback style, so an allowed request costs no Promise on the memory store.
+function hookOf(limiter) {
+  const { handler, onKeyError = defaultKeyError } = limiter;
+
+  function apply(request, reply, done, plan) {
+    const { fields } = plan;
+    for (let i = 0; i < fields.length; i++) reply.header(fields[i][0], fields[i][1]);
+    if (plan.decision !== undefined) request.rateLimit = plan.decision;
+    if (plan.kind === NEXT) {
+      if (plan.key !== undefined) {
+        reply.raw.once('finish', () => limiter.settle(plan, request, reply, reply.statusCode));
+      }
+      done();
+    }
+    else if (plan.kind === KEY_ERROR) onKeyError(request, reply, plan.error);
+    else if (plan.kind !== DENY) done(plan.error);
+    else if (handler && plan.decision !== undefined) handler(request, reply, plan.decision);
+    else reply.code(plan.status).type(plan.type).send(plan.body);
+  }
+
+  // Returns nothing: Fastify would take a returned Promise (or the reply, which is thenable) for an async hook's.
+  return function ratewardenHook(request, reply, done) {
+    let state = request[STATE];
+    if (state === undefined) request[STATE] = state = newState();
+    const plan = limiter.run(request, reply, state);
+    if (plan.then === undefined) apply(request, reply, done, plan);
+    else plan.then((p) => apply(request, reply, done, p)).catch((error) => reply.send(error));
+  };
+}
+
+function split(options) {
+  const { global = true, hook = 'onRequest', ...rest } = options;
+  if (typeof global !== 'boolean') throw invalidArgument(`global must be true or false, got ${JSON.stringify(global)}`);
+  if (!HOOKS.includes(hook)) throw invalidArgument(`hook must be "onRequest" or "preHandler", got ${JSON.stringify(hook)}`);
+  return { global, hook, rest };
+}
+
+function ratewarden(fastify, options, done) {
+  let plugin;
+  try {
+    plugin = split(options);
+  } catch (error) {
+    return done(error);
+  }
+  // Made at start-up, once: every route without a limit of its own shares this one (one count per client across
+  // the routes, as a per-app limit is expected to do).
+  let shared;
+  const getters = new Map();  // url -> { own, limiter } of its GET route: the HEAD route Fastify adds shares it
+  if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', undefined);
+  fastify.addHook('onRoute', (route) => {
+    const own = route.config?.rateLimit;
+    if (own === false || (own === undefined && !plugin.global)) return;
+    if (own !== undefined && (own === null || typeof own !== 'object')) {
+      throw invalidArgument(`config.rateLimit of ${route.method} ${route.url} must be an options object or false`);
+    }
+    let limiter;
+    let hook = plugin.hook;
+    if (own === undefined) {
+      if (shared === undefined) shared = new HttpLimiter(plugin.rest, access);
+      limiter = shared;
+    } else if (route.method === 'HEAD' && getters.get(route.url)?.own === own) {
+      limiter = getters.get(route.url).limiter;
+      hook = split({ hook: plugin.hook, ...own }).hook;
+    } else {
+      const merged = split({ global: plugin.global, hook: plugin.hook, ...own });
+      hook = merged.hook;
+      // A route's policy replaces the plugin's (limit/window or policy, not a mix of both).
+      const { scope, ...base } = plugin.rest;  // the plugin's scope names the plugin's count, not the route's
+      if (own.policy !== undefined) {
+        delete base.limit;
+        delete base.window;
+      }
+      if (own.limit !== undefined || own.window !== undefined) delete base.policy;
+      limiter = new HttpLimiter({ ...base, ...merged.rest }, access);
+      if (route.method === 'GET') getters.set(route.url, { own, limiter });
+    }
+    if (limiter.needsBody) hook = 'preHandler';
+    const existing = route[hook];
+    route[hook] = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), hookOf(limiter)];
+  });
+  return done();
+}
+
+// Not encapsulated (fastify-plugin's markers): its hooks reach the routes of the app and of its child contexts.
+ratewarden[Symbol.for('skip-override')] = true;
+ratewarden[Symbol.for('fastify.display-name')] = 'ratewarden';
+ratewarden[Symbol.for('plugin-meta')] = { name: 'ratewarden', fastify: '5.x' };
+
+module.exports = ratewarden;
+module.exports.default = ratewarden;
+module.exports.ratewarden = ratewarden;
+module.exports.clientKey = clientKey;

@@ -1,0 +1,318 @@
+'use strict';
+// The framework-neutral HTTP layer under ratewarden/express, ratewarden/fastify and ratewarden/koa: the options
+// (one set, documented once in docs/node.md), the request's key, skip, the decision -> response plan (the header
+// fields of headers.js, the 429 body), the store-error policy and shadow mode. An adapter reads the request through
+// an `access` object and applies the plan that `run` returns to its framework's response.
+//
+// A request meets limiters in turn (app-wide, router, route): what they did is one `state` per request,
+// { counted, reports, shadowed }, which the adapter keeps on the request. Its fields are computed from every report so far,
+// so each limiter sets them again with its own added.
+
+const { Limiter } = require('./limiter');
+const { DEFAULT_IPV6_SUBNET } = require('./client_ip');
+const { STYLES, Fields, rateLimitFields } = require('./headers');
+const { invalidArgument } = require('./errors');
+const { KeyError, keyMaker, describeSpec, needsBody, isPromise } = require('./http_keys');
+const { scopeFor, scopedStore } = require('./http_scope');
+const { ThrottledLog } = require('./http_log');
+
+const KNOWN = ['limit', 'window', 'policy', 'algorithm', 'burst', 'buckets', 'prefix', 'store', 'scope', 'key',
+  'ipv6Subnet', 'skip', 'handler', 'onKeyError', 'message', 'statusCode', 'problem', 'headers', 'legacyHeaders',
+  'onStoreError', 'skippedHeader', 'shadow', 'logger', 'logInterval', 'countWhen'];
+
+// The plan's kinds: go on (with fields to set, maybe none), refuse (fields, status and body), the key could not be
+// made (onKeyError answers), or an error for the framework's error handling.
+const NEXT = 0;
+const DENY = 1;
+const KEY_ERROR = 2;
+const ERROR = 3;
+
+const NONE = Object.freeze([]);
+const PASS = Object.freeze({ kind: NEXT, fields: NONE, decision: undefined });
+const failure = (error) => ({ kind: ERROR, fields: NONE, decision: undefined, error });
+
+const COUNT_WHEN = ['failure', 'success'];
+
+const notRetryAfter = (field) => field[0] !== 'Retry-After';
+
+const QUOTA_EXCEEDED = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
+
+// The value of the skipped-limiting field for each store failure.
+const SKIPPED = {
+  ERR_RATEWARDEN_STORE_UNAVAILABLE: 'store-unavailable',
+  ERR_RATEWARDEN_STORE_TIMEOUT: 'store-timeout',
+  ERR_RATEWARDEN_STORE: 'store-error',
+};
+
+function positiveInteger(name, value) {
+  if (!(Number.isSafeInteger(value) && value >= 1)) {
+    throw invalidArgument(`${name} must be an integer >= 1, got ${JSON.stringify(value)}`);
+  }
+}
+
+function optionalFunction(name, value) {
+  if (value !== undefined && typeof value !== 'function') throw invalidArgument(`${name} must be a function`);
+}
+
+function policyOf(options) {
+  const { policy, limit, window: windowMs } = options;
+  if (policy !== undefined) {
+    if (limit !== undefined || windowMs !== undefined) throw invalidArgument('give either policy or limit/window, not both');
+    return policy;
+  }
+  const l = limit === undefined ? 5 : limit;
+  const w = windowMs === undefined ? 60000 : windowMs;
+  positiveInteger('limit', l);
+  positiveInteger('window (milliseconds)', w);
+  return `${l}/${w}ms`;
+}
+
+// "100-in-1min": the name of a rate in the RateLimit fields and in a problem's violated-policies.
+function policyName(rate) {
+  const s = rate.periodMs / 1000;
+  let duration;
+  if (s < 60) duration = `${s}sec`;
+  else if (s < 3600) duration = `${s / 60}min`;
+  else if (s < 86400) duration = `${s / 3600}hr${s > 3600 ? 's' : ''}`;
+  else duration = `${s / 86400}day${s > 86400 ? 's' : ''}`;
+  return `${rate.limit}-in-${duration}`;
+}
+
+// The body of a refusal: { type, bytes } made once; one per rate for problem+json (which names the violated rate).
+function denialBodies(options, quotas, statusCode) {
+  const { message, problem } = options;
+  if (problem) {
+    const detail = typeof message === 'string' ? message : 'Too many requests, please try again later.';
+    const body = (violated) => Buffer.from(JSON.stringify({
+      type: QUOTA_EXCEEDED,
+      title: 'Request cannot be satisfied as assigned quota has been exceeded',
+      status: statusCode,
+      detail,
+      ...(violated ? { 'violated-policies': [violated] } : {}),
+    }));
+    const type = 'application/problem+json';
+    return { byRate: quotas.map((q) => ({ type, bytes: body(q.name) })), unknown: { type, bytes: body(undefined) } };
+  }
+  const text = typeof message === 'string';
+  const one = {
+    type: text ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
+    bytes: Buffer.from(text ? message : JSON.stringify(message)),
+  };
+  return { byRate: quotas.map(() => one), unknown: one };
+}
+
+function checkOptions(options) {
+  if (options === null || typeof options !== 'object') throw invalidArgument('rateLimit options must be an object');
+  const unknown = Object.keys(options).find((k) => !KNOWN.includes(k));
+  if (unknown !== undefined) throw invalidArgument(`unknown rateLimit option "${unknown}" (known: ${KNOWN.join(', ')})`);
+  const o = {
+    key: 'ip', message: 'Too many requests, please try again later.', statusCode: 429, problem: false,
+    headers: 'draft-8', legacyHeaders: false, onStoreError: 'allow', ipv6Subnet: DEFAULT_IPV6_SUBNET,
+    skippedHeader: 'RateLimit-Skipped', shadow: false, logger: console, logInterval: 10000,
+  };
+  for (const name of Object.keys(options)) if (options[name] !== undefined) o[name] = options[name];  // undefined: the default
+  for (const name of ['skip', 'handler', 'onKeyError']) optionalFunction(name, o[name]);
+  if (o.headers !== false && !STYLES.includes(o.headers)) {
+    throw invalidArgument(`headers must be false or one of ${STYLES.map((s) => `"${s}"`).join(', ')}, got ${JSON.stringify(o.headers)}`);
+  }
+  if (!Number.isInteger(o.ipv6Subnet) || o.ipv6Subnet < 8 || o.ipv6Subnet > 128) {
+    throw invalidArgument(`ipv6Subnet must be an integer between 8 and 128, got ${JSON.stringify(o.ipv6Subnet)}`);
+  }
+  positiveInteger('statusCode', o.statusCode);
+  if (!['allow', 'deny', 'raise'].includes(o.onStoreError)) {
+    throw invalidArgument(`onStoreError must be one of "allow", "deny", "raise", got ${JSON.stringify(o.onStoreError)}`);
+  }
+  if (o.skippedHeader !== false && !(typeof o.skippedHeader === 'string' && /^[A-Za-z0-9-]+$/.test(o.skippedHeader))) {
+    throw invalidArgument(`skippedHeader must be a header name or false, got ${JSON.stringify(o.skippedHeader)}`);
+  }
+  for (const name of ['problem', 'shadow', 'legacyHeaders']) {
+    if (typeof o[name] !== 'boolean') throw invalidArgument(`${name} must be true or false, got ${JSON.stringify(o[name])}`);
+  }
+  if (o.logger === null || typeof o.logger !== 'object' && typeof o.logger !== 'function' ||
+      typeof o.logger.warn !== 'function') {
+    throw invalidArgument('logger must have a warn(message) method (console, pino, winston ...)');
+  }
+  if (!(Number.isFinite(o.logInterval) && o.logInterval >= 0)) {
+    throw invalidArgument(`logInterval must be a number of milliseconds >= 0, got ${JSON.stringify(o.logInterval)}`);
+  }
+  if (o.countWhen !== undefined && !COUNT_WHEN.includes(o.countWhen) && typeof o.countWhen !== 'function') {
+    throw invalidArgument(`countWhen must be "failure", "success" or a function, got ${JSON.stringify(o.countWhen)}`);
+  }
+  if (typeof o.message !== 'string' && (o.message === null || typeof o.message !== 'object')) {
+    throw invalidArgument('message must be a string or an object (sent as JSON)');
+  }
+  return o;
+}
+
+class HttpLimiter {
+  // access: { framework, ip(a), header(a, name), user(a), body(a) } — how the adapter reads a request.
+  constructor(options, access) {
+    const o = checkOptions(options);
+    this.limiter = new Limiter({
+      policy: policyOf(o), store: scopedStore(o.store, o.scope), algorithm: o.algorithm, burst: o.burst, buckets: o.buckets,
+      prefix: o.prefix, onStoreError: 'raise',  // the store-error policy is applied here, knowing it failed
+    });
+    this.sync = this.limiter.store.inMemory;
+    this.quotas = this.limiter.policies.map((r) => ({ name: policyName(r), limit: r.limit, periodMs: r.periodMs }));
+    this.style = o.headers;
+    this.legacy = o.legacyHeaders;
+    this.ownFields = new Fields([this.quotas], o.headers, o.legacyHeaders);  // when this is the only limiter
+    this.makeKey = keyMaker(o.key, access, o.ipv6Subnet);
+    this.needsBody = needsBody(o.key);
+    const rates = this.limiter.policies.map((r) => `${r.algorithm}:${r.limit}:${r.periodMs}:${r.capacity}`).join(';');
+    const signature = `${rates}|${o.buckets ?? ''}|${o.ipv6Subnet}|${describeSpec(o.key)}`;
+    const { scope, token } = scopeFor(o.scope, signature, this.limiter.store);
+    this.scope = scope;
+    this.token = token;
+    this.scopeText = `${scope}:`;
+    this.scopeBytes = Buffer.from(this.scopeText);
+    this.skip = o.skip;
+    this.handler = o.handler;
+    this.onKeyError = o.onKeyError;
+    this.shadow = o.shadow;
+    this.onStoreError = o.onStoreError;
+    this.skippedHeader = o.skippedHeader;
+    this.countWhen = o.countWhen;
+    this.statusCode = o.statusCode;
+    this.bodies = denialBodies(o, this.quotas, o.statusCode);
+    this.log = new ThrottledLog(o.logger, `ratewarden/${access.framework}`, o.logInterval);
+    // What this limiter did, for metrics and tests.
+    this.metrics = { allowed: 0, denied: 0, shadowDenied: 0, skipped: 0, keyErrors: 0, storeErrors: 0, refunded: 0 };
+  }
+
+  // The plan for one request: (a, b) are the framework's request arguments (given to key, skip), `state` the
+  // request's { counted, reports }. Returns the plan, or a Promise of it that never rejects.
+  run(a, b, state) {
+    // One count per request and scope, even when the same limiter (or scope) is met twice: mounted on the app and
+    // on a router.
+    if (state.counted.includes(this.token)) return PASS;
+    state.counted.push(this.token);
+    if (this.skip === undefined) return this.#keyed(a, b, state);
+    let skipped;
+    try {
+      skipped = this.skip(a, b);
+    } catch (error) {
+      return failure(error);
+    }
+    if (isPromise(skipped)) {
+      return skipped.then((s) => this.#afterSkip(s, a, b, state), failure);
+    }
+    return this.#afterSkip(skipped, a, b, state);
+  }
+
+  #afterSkip(skipped, a, b, state) {
+    if (!skipped) return this.#keyed(a, b, state);
+    this.metrics.skipped++;
+    return PASS;
+  }
+
+  #keyed(a, b, state) {
+    let k;
+    try {
+      k = this.makeKey(a, b);
+    } catch (error) {
+      return this.#keyError(error);
+    }
+    if (isPromise(k)) return k.then((v) => this.#decide(v, state), (error) => this.#keyError(error));
+    return this.#decide(k, state);
+  }
+
+  #decide(k, state) {
+    const key = typeof k === 'string' ? this.scopeText + k : Buffer.concat([this.scopeBytes, k]);
+    if (this.sync) {
+      let d;
+      try {
+        d = this.limiter.hitSync(key);
+      } catch (error) {
+        return this.#failed(error);
+      }
+      return this.#respond(d, state, key);
+    }
+    return this.limiter.hit(key).then((d) => this.#respond(d, state, key), (error) => this.#failed(error));
+  }
+
+  #respond(d, state, key) {
+    const { reports } = state;
+    reports.push({ quotas: this.quotas, decision: d });
+    const now = this.legacy ? Date.now() : 0;
+    let fields = reports.length === 1 ? this.ownFields.of([d], now) : rateLimitFields(reports, this.style, this.legacy, now);
+    if (d.allowed) {
+      this.metrics.allowed++;
+      // A shadow denial earlier on the request is shown in the fields, but refused nothing.
+      if (state.shadowed) fields = fields.filter(notRetryAfter);
+      // With countWhen, the adapter calls settle() once the response is sent: `key` is what to give back.
+      return { kind: NEXT, fields, decision: d, key: this.countWhen === undefined ? undefined : key };
+    }
+    if (this.shadow) {
+      // Shadow mode: the fields as they would be, but no refusal, so no Retry-After either.
+      this.metrics.shadowDenied++;
+      state.shadowed = true;
+      this.log.warn('shadow', `shadow mode: a request over ${this.quotas[d.policyIndex].name} (scope ${this.scope}) ` +
+        'would have been refused');
+      return { kind: NEXT, fields: fields.filter(notRetryAfter), decision: d };
+    }
+    this.metrics.denied++;
+    const body = this.bodies.byRate[d.policyIndex] || this.bodies.unknown;
+    return { kind: DENY, fields, decision: d, status: this.statusCode, type: body.type, body: body.bytes };
+  }
+
+  // Count only what matters: once the response to a request this limit counted is sent, the count is given back
+  // (the core's refund, exact on every store) unless countWhen says the response counts — 'failure' (a status of
+  // 400 or more: count failed logins only), 'success' (below 400), or a function of the request (may be async).
+  // A client over the limit is still refused before its request runs.
+  settle(plan, a, b, status) {
+    let counts;
+    try {
+      counts = this.countWhen === 'failure' ? status >= 400
+        : this.countWhen === 'success' ? status < 400 : this.countWhen(a, b);
+    } catch (error) {
+      this.log.warn('countWhen', `countWhen threw (the request stays counted): ${error && error.message}`);
+      return;
+    }
+    if (!isPromise(counts)) {
+      this.#giveBackUnless(counts, plan.key);
+      return;
+    }
+    counts.then((c) => this.#giveBackUnless(c, plan.key), (error) => {
+      this.log.warn('countWhen', `countWhen failed (the request stays counted): ${error && error.message}`);
+    });
+  }
+
+  #giveBackUnless(counts, key) {
+    if (counts) return;
+    this.metrics.refunded++;
+    this.limiter.refund(key).catch((error) => {
+      this.log.warn('refund', `a count could not be given back (${error.code}: ${error.message})`);
+    });
+  }
+
+  #keyError(error) {
+    this.metrics.keyErrors++;
+    const why = error instanceof KeyError || error.code === 'ERR_RATEWARDEN_INVALID_ARGUMENT' ? error.message
+      : `the key function threw: ${error && error.message}`;
+    this.log.warn('key', `no rate-limit key for a request (scope ${this.scope}): ${why}`);
+    return { kind: KEY_ERROR, fields: NONE, decision: undefined, error };
+  }
+
+  // A key the core refuses (over 4096 bytes) is a key error; a store failure goes by onStoreError.
+  #failed(error) {
+    if (error.code === 'ERR_RATEWARDEN_INVALID_ARGUMENT') return this.#keyError(error);
+    if (!(error.code in SKIPPED)) return failure(error);
+    this.metrics.storeErrors++;
+    if (this.onStoreError === 'raise') return failure(error);
+    const open = this.onStoreError === 'allow';
+    this.log.warn('store', `the store failed (${error.code}: ${error.message}); requests are ` +
+      `${open ? 'let through unlimited (fail open)' : 'refused (fail closed)'} while it does`);
+    if (open) {
+      // No quota fields: none was computed. The field tells downstream that limiting was skipped, and why.
+      return { kind: NEXT, fields: this.skippedHeader ? [[this.skippedHeader, SKIPPED[error.code]]] : NONE, decision: undefined };
+    }
+    const body = this.bodies.unknown;
+    return { kind: DENY, fields: [['Retry-After', '1']], decision: undefined, status: this.statusCode, type: body.type,
+      body: body.bytes };
+  }
+}
+
+const newState = () => ({ counted: [], reports: [], shadowed: false });
+
+module.exports = { HttpLimiter, newState, NEXT, DENY, KEY_ERROR, ERROR, QUOTA_EXCEEDED };

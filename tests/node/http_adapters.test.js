@@ -1,0 +1,349 @@
+'use strict';
+// ratewarden/express (Express 4 and 5), ratewarden/fastify (Fastify 5) and ratewarden/koa (Koa 2) over real HTTP on
+// 127.0.0.1, on the memory store and on a real redis-server: the same options, the same answers.
+
+const { after, before, describe, test } = require('node:test');
+const assert = require('node:assert/strict');
+
+const { FRAMEWORKS, serve } = require('./helpers/frameworks');
+const { RedisServer } = require('./helpers/redis_server');
+
+const redis = new RedisServer();
+before(() => redis.start());
+after(() => redis.close());
+
+let unique = 0;
+// A scope of its own per app: tests share one Redis, and every app of a test run is made in one process.
+const scoped = (options) => ({ scope: `t${process.pid}-${++unique}`, ...options });
+
+function logs() {
+  const lines = [];
+  return { lines, logger: { warn: (m) => lines.push(m) } };
+}
+
+async function withApp(framework, spec, body) {
+  const server = await serve(framework, spec);
+  try {
+    await body(server);
+  } finally {
+    await server.close();
+  }
+}
+
+async function statuses(server, path, n, options = {}) {
+  const out = [];
+  for (let i = 0; i < n; i++) out.push((await server.request(path, options)).status);
+  return out;
+}
+
+const json = (body, headers = {}) => ({
+  method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body),
+});
+
+// RateLimit's t for the item named `name` (draft-8).
+function tOf(field, name) {
+  const m = new RegExp(`"${name}";r=\\d+;t=(\\d+)`).exec(field);
+  return m && Number(m[1]);
+}
+
+for (const framework of FRAMEWORKS) {
+  for (const storeName of ['memory', 'redis']) {
+    describe(`${framework} on ${storeName}`, () => {
+      const store = () => (storeName === 'memory' ? 'memory://' : redis.url);
+      const route = (path, limit, method = 'GET') => ({ method, path, limits: limit ? [{ store: store(), ...limit }] : [] });
+
+      test('a limit per client address: draft-8 fields, then 429 with Retry-After never before t', () =>
+        withApp(framework, { routes: [route('/a', scoped({ limit: 2, window: 60_000 }))] }, async (server) => {
+          const first = await server.request('/a');
+          assert.equal(first.status, 200);
+          assert.equal(first.headers['ratelimit-policy'], '"2-in-1min";q=2;w=60');
+          assert.equal(first.headers.ratelimit, '"2-in-1min";r=1;t=60');
+          assert.equal(first.headers['retry-after'], undefined);
+          assert.equal((await server.request('/a')).status, 200);
+          const denied = await server.request('/a');
+          assert.equal(denied.status, 429);
+          assert.equal(denied.body, 'Too many requests, please try again later.');
+          assert.match(denied.headers['content-type'], /^text\/plain/);
+          assert.ok(Number(denied.headers['retry-after']) >= tOf(denied.headers.ratelimit, '2-in-1min'));
+          assert.equal(tOf(denied.headers.ratelimit, '2-in-1min'), Number(denied.headers['retry-after']));
+        }));
+
+      test('keys: a header, a body field, the user (a numeric id), a number from a function, several combined', () =>
+        withApp(framework, {
+          routes: [
+            route('/header', scoped({ limit: 1, key: 'header:x-api-key' })),
+            route('/body', scoped({ limit: 1, key: 'body:user' }), 'POST'),
+            route('/user', scoped({ limit: 1, key: 'user' })),
+            route('/number', scoped({ limit: 1, key: (req) => Number((req.headers || req.request.headers)['x-n']) })),
+            route('/both', scoped({ limit: 1, key: ['ip', 'body:user'] }), 'POST'),
+          ],
+        }, async (server) => {
+          const k = (v) => ({ headers: { 'x-api-key': v } });
+          assert.deepEqual(await statuses(server, '/header', 2, k('a')), [200, 429]);
+          assert.deepEqual(await statuses(server, '/header', 1, k('b')), [200]);
+          assert.deepEqual([(await server.request('/body', json({ user: 'ann' }))).status,
+            (await server.request('/body', json({ user: 'ann' }))).status,
+            (await server.request('/body', json({ user: 42 }))).status], [200, 429, 200]);
+          const u = (id) => ({ headers: { 'x-user': String(id) } });
+          assert.deepEqual(await statuses(server, '/user', 2, u(7)), [200, 429]);
+          assert.deepEqual(await statuses(server, '/user', 1, u(8)), [200]);
+          const n = (v) => ({ headers: { 'x-n': String(v) } });
+          assert.deepEqual(await statuses(server, '/number', 2, n(12)), [200, 429]);
+          assert.deepEqual(await statuses(server, '/number', 1, n(13)), [200]);
+          assert.deepEqual([(await server.request('/both', json({ user: 'x' }))).status,
+            (await server.request('/both', json({ user: 'x' }))).status,
+            (await server.request('/both', json({ user: 'y' }))).status], [200, 429, 200]);
+        }));
+
+      test('no key: 400, and why is logged, rate-limited', () => {
+        const { lines, logger } = logs();
+        return withApp(framework, {
+          routes: [
+            route('/h', scoped({ key: 'header:x-api-key', logger })),
+            route('/nan', scoped({ key: () => NaN, logger })),
+            route('/obj', scoped({ key: () => ({}), logger })),
+            route('/long', scoped({ key: () => 'x'.repeat(5000), logger })),
+          ],
+        }, async (server) => {
+          for (const path of ['/h', '/h', '/h', '/nan', '/obj', '/long']) {
+            const r = await server.request(path);
+            assert.deepEqual([r.status, r.body], [400, 'Bad Request: the client could not be identified.'], path);
+          }
+          // One line per limiter within the interval, not one per request.
+          assert.equal(lines.length, 4, lines.join('\n'));
+          assert.match(lines[0], /no x-api-key header/);
+          assert.match(lines[1], /is NaN/);
+          assert.match(lines[2], /an object with no string form/);
+          assert.match(lines[3], /4096/);
+        });
+      });
+
+      test('problem+json: the IETF quota-exceeded type and the violated policy', () =>
+        withApp(framework, { routes: [route('/p', scoped({ policy: '100/hour; 1/minute', problem: true }))] },
+          async (server) => {
+            await server.request('/p');
+            const r = await server.request('/p');
+            assert.equal(r.status, 429);
+            assert.equal(r.headers['content-type'], 'application/problem+json');
+            const body = JSON.parse(r.body);
+            assert.equal(body.type, 'https://iana.org/assignments/http-problem-types#quota-exceeded');
+            assert.equal(body.status, 429);
+            assert.deepEqual(body['violated-policies'], ['1-in-1min']);
+            assert.equal(Number(r.headers['retry-after']), tOf(r.headers.ratelimit, '1-in-1min'));
+          }));
+
+      test('shadow mode: decides and says so in the fields, never refuses', () => {
+        const { lines, logger } = logs();
+        return withApp(framework, { routes: [route('/s', scoped({ limit: 1, shadow: true, logger }))] },
+          async (server) => {
+            assert.deepEqual(await statuses(server, '/s', 3), [200, 200, 200]);
+            const r = await server.request('/s');
+            assert.equal(r.headers.ratelimit, '"1-in-1min";r=0;t=60');
+            assert.equal(r.headers['retry-after'], undefined);
+            assert.equal(lines.length, 1);
+            assert.match(lines[0], /shadow mode: a request over 1-in-1min .* would have been refused/);
+          });
+      });
+
+      test('a shadow denial earlier on the request brings no Retry-After with a later limit that allows', () => {
+        if (framework === 'fastify') return undefined;  // one limit per Fastify route
+        const { logger } = logs();
+        return withApp(framework, {
+          app: scoped({ limit: 1, shadow: true, logger, store: store() }),
+          routes: [route('/x', scoped({ limit: 10 }))],
+        }, async (server) => {
+          await server.request('/x');
+          const r = await server.request('/x');
+          assert.equal(r.status, 200);
+          assert.equal(r.headers.ratelimit, '"1-in-1min";r=0;t=60, "10-in-1min";r=8;t=60');
+          assert.equal(r.headers['retry-after'], undefined);
+        });
+      });
+
+      test('count only what matters: countWhen failure counts failed logins only; a function decides too', () =>
+        withApp(framework, {
+          routes: [
+            route('/login', scoped({ limit: 2, key: 'header:x-k', countWhen: 'failure' })),
+            route('/fn', scoped({ limit: 1, key: 'header:x-k', countWhen: async () => false })),
+          ],
+        }, async (server) => {
+          const settled = () => new Promise((resolve) => setTimeout(resolve, storeName === 'redis' ? 30 : 0));
+          const k = `cw-${unique}`;
+          const login = async (fail) => {
+            const r = await server.request('/login', { headers: { 'x-k': k, 'x-fail': fail ? '1' : '0' } });
+            await settled();  // the refund leaves once the response is sent
+            return r.status;
+          };
+          const got = [];
+          for (const fail of [false, false, false, true, false, true, false, true]) got.push(await login(fail));
+          // Successes are given back; the two failures use the limit up; then every attempt is refused.
+          assert.deepEqual(got, [200, 200, 200, 401, 200, 401, 429, 429]);
+          for (let i = 0; i < 3; i++) {
+            assert.equal((await server.request('/fn', { headers: { 'x-k': k } })).status, 200);
+            await settled();
+          }
+        }));
+
+      test('skip, sync and async', () =>
+        withApp(framework, {
+          routes: [
+            route('/s1', scoped({ limit: 1, skip: (req) => (req.headers || req.request.headers)['x-admin'] === 'yes' })),
+            route('/s2', scoped({ limit: 1, skip: async (req) => (req.headers || req.request.headers)['x-admin'] === 'yes' })),
+          ],
+        }, async (server) => {
+          for (const path of ['/s1', '/s2']) {
+            assert.deepEqual(await statuses(server, path, 3, { headers: { 'x-admin': 'yes' } }), [200, 200, 200]);
+            assert.deepEqual(await statuses(server, path, 2), [200, 429]);
+          }
+        }));
+
+      test('two limits with the same policy and key count on their own; a named scope is one count', async () => {
+        const same = { limit: 3, window: 60_000, key: 'header:x-k', store: store() };
+        const shared = scoped({ limit: 2, window: 60_000, key: 'header:x-k', store: store() });
+        const h = { headers: { 'x-k': `k${unique}` } };
+        if (framework === 'fastify') {
+          // An app-wide limit (the plugin's) and a route's own: each route counts on its own.
+          await withApp(framework, {
+            app: same, routes: [{ method: 'GET', path: '/x', limits: [] }, { method: 'GET', path: '/y', limits: [same] },
+              { method: 'GET', path: '/s1', limits: [shared] }, { method: 'GET', path: '/s2', limits: [shared] }],
+          }, async (server) => {
+            assert.deepEqual(await statuses(server, '/x', 4, h), [200, 200, 200, 429]);
+            assert.deepEqual(await statuses(server, '/y', 4, h), [200, 200, 200, 429]);
+            assert.deepEqual([...await statuses(server, '/s1', 1, h), ...await statuses(server, '/s2', 2, h)], [200, 200, 429]);
+          });
+          return;
+        }
+        // An app-wide limit and the same again on the route: each counts the request once.
+        await withApp(framework, {
+          app: same,
+          routes: [{ method: 'GET', path: '/x', limits: [same] }, { method: 'GET', path: '/s', limits: [shared, shared] },
+            { method: 'GET', path: '/s2', limits: [shared] }],
+        }, async (server) => {
+          const got = [];
+          for (let i = 0; i < 4; i++) {
+            const r = await server.request('/x', h);
+            got.push(r.status);
+            if (i === 0) assert.equal(r.headers.ratelimit, '"3-in-1min";r=2;t=60, "3-in-1min";r=2;t=60');
+          }
+          assert.deepEqual(got, [200, 200, 200, 429]);
+          const s = { headers: { 'x-k': `s${unique}` } };
+          // The same scope met twice on /s counts once; /s2 counts on the same counter.
+          assert.deepEqual([...await statuses(server, '/s', 1, s), ...await statuses(server, '/s2', 2, s)], [200, 200, 429]);
+        });
+      });
+
+      if (storeName === 'redis') {
+        test('the store hangs, then dies: fail open says so and advertises no quota, logged rate-limited; fail closed; raise', async () => {
+          const dead = new RedisServer();
+          await dead.start();
+          const url = `${dead.url}?timeout=200ms&connect_timeout=200ms&circuit_backoff=100ms`;
+          const { lines, logger } = logs();
+          try {
+            await withApp(framework, {
+              routes: [
+                { method: 'GET', path: '/open', limits: [scoped({ limit: 100, store: url, logger })] },
+                { method: 'GET', path: '/closed', limits: [scoped({ limit: 100, store: url, onStoreError: 'deny', logger })] },
+                { method: 'GET', path: '/raise', limits: [scoped({ limit: 100, store: url, onStoreError: 'raise', logger })] },
+              ],
+            }, async (server) => {
+              assert.equal((await server.request('/open')).headers.ratelimit, '"100-in-1min";r=99;t=60');
+              await dead.stop();  // SIGSTOP: connected, but no answer
+              const hung = await server.request('/open');
+              assert.deepEqual([hung.status, hung.headers['ratelimit-skipped'], hung.headers.ratelimit], [200, 'store-timeout', undefined]);
+              await dead.cont();
+              await dead.kill();
+              for (let i = 0; i < 20; i++) {
+                const r = await server.request('/open');
+                assert.equal(r.status, 200);
+                assert.equal(r.headers['ratelimit-skipped'], 'store-unavailable');
+                assert.equal(r.headers.ratelimit, undefined);
+                assert.equal(r.headers['ratelimit-policy'], undefined);
+              }
+              const closed = await server.request('/closed');
+              assert.deepEqual([closed.status, closed.headers['retry-after'], closed.headers.ratelimit], [429, '1', undefined]);
+              assert.equal((await server.request('/raise')).status, 500);  // the framework's own error handling
+              // One line per kind within the interval, with the count of those left out on the next.
+              assert.equal(lines.length, 2, lines.join('\n'));
+              assert.match(lines[0], /the store failed \(ERR_RATEWARDEN_STORE_TIMEOUT.*fail open/);
+              assert.match(lines[1], /fail closed/);
+            });
+          } finally {
+            await dead.close();
+          }
+        });
+      }
+
+      test('adversarial: every connection dropped with 100 requests in flight; the app answers afterwards', () =>
+        withApp(framework, { routes: [route('/d', scoped({ limit: 1000, key: 'header:x-k' }))] }, async (server) => {
+          const inFlight = server.many('/d', Array.from({ length: 100 }, (_, i) => ({ 'x-k': `drop-${i % 7}` })));
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          server.dropConnections();
+          await inFlight.catch(() => {});  // some were answered, the rest lost their socket
+          const r = await server.request('/d', { headers: { 'x-k': 'after' } });
+          assert.deepEqual([r.status, r.headers.ratelimit], [200, '"1000-in-1min";r=999;t=60']);
+        }));
+
+      test('a custom handler answers a denial, with the decision', () => {
+        const handler = {
+          express4: (req, res, next, d) => res.status(503).send(`wait ${d.retryAfterMs > 0}`),
+          express5: (req, res, next, d) => res.status(503).send(`wait ${d.retryAfterMs > 0}`),
+          fastify: (request, reply, d) => reply.code(503).send(`wait ${d.retryAfterMs > 0}`),
+          koa: (ctx, d) => { ctx.status = 503; ctx.body = `wait ${d.retryAfterMs > 0}`; },
+        }[framework];
+        return withApp(framework, { routes: [route('/h', scoped({ limit: 1, handler }))] }, async (server) => {
+          await server.request('/h');
+          const r = await server.request('/h');
+          assert.deepEqual([r.status, r.body, r.headers['retry-after']], [503, 'wait true', '60']);
+        });
+      });
+
+      test('adversarial: 400 distinct keys at once, then 200 requests in flight for one key with a limit of 50', () =>
+        withApp(framework, {
+          routes: [route('/k', scoped({ limit: 1, key: 'header:x-k' })), route('/one', scoped({ limit: 50, key: 'header:x-k' }))],
+        }, async (server) => {
+          const flood = await server.many('/k', Array.from({ length: 400 }, (_, i) => ({ 'x-k': `flood-${unique}-${i}` })));
+          assert.deepEqual(flood.filter((s) => s !== 200), []);
+          const burst = await server.many('/one', Array.from({ length: 200 }, () => ({ 'x-k': `burst-${unique}` })));
+          assert.equal(burst.filter((s) => s === 200).length, 50);
+          assert.equal(burst.filter((s) => s === 429).length, 150);
+        }));
+    });
+  }
+
+  test(`${framework}: trust proxy: X-Forwarded-For is the client only when the framework trusts the proxy; IPv6 /56`, () =>
+    withApp(framework, { trustProxy: 'loopback', routes: [{ method: 'GET', path: '/', limits: [scoped({ limit: 1 })] }] },
+      async (server) => {
+        const from = (ip) => ({ headers: { 'x-forwarded-for': ip } });
+        assert.deepEqual(await statuses(server, '/', 2, from('2001:db8:abcd:1200::1')), [200, 429]);
+        assert.deepEqual(await statuses(server, '/', 1, from('2001:db8:abcd:12ff::2')), [429]);  // the same /56
+        assert.deepEqual(await statuses(server, '/', 1, from('2001:db8:abcd:1300::1')), [200]);
+        assert.deepEqual(await statuses(server, '/', 1, from('198.51.100.7')), [200]);
+      }));
+}
+
+test('a scope named by two limits that count differently is refused at start-up', () => {
+  const { rateLimit } = require('ratewarden/express');
+  const koa = require('ratewarden/koa');
+  const url = redis.url;
+  rateLimit({ scope: 'ambiguous', limit: 5, store: url });
+  assert.throws(() => koa.rateLimit({ scope: 'ambiguous', limit: 6, store: url }), /scope "ambiguous" is named by two/);
+  assert.throws(() => rateLimit({ scope: 'ambiguous', limit: 5, key: 'user', store: url }), /count differently/);
+  rateLimit({ scope: 'ambiguous', limit: 5, store: url });  // the same count: shared on purpose
+});
+
+test('fastify: the HEAD route Fastify adds shares its GET route\'s count; routes of child contexts are limited', async () => {
+  const app = require('fastify')();
+  await app.register(require('ratewarden/fastify'), { global: false });
+  await app.register(async (child) => {
+    child.get('/x', { config: { rateLimit: scoped({ limit: 2 }) } }, async () => 'ok');
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const url = `http://127.0.0.1:${app.server.address().port}/x`;
+    const got = [];
+    for (const method of ['HEAD', 'GET', 'HEAD', 'GET']) got.push((await fetch(url, { method })).status);
+    assert.deepEqual(got, [200, 200, 429, 429]);
+  } finally {
+    await app.close();
+  }
+});

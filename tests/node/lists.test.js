@@ -1,0 +1,60 @@
+'use strict';
+// KeyList (docs/key-lists.md) on the memory store and on Redis: add, has, remove, expiry, bad input. Across
+// runtimes: tests/polyglot/test_key_lists.py.
+
+const { after, before, describe, test } = require('node:test');
+const assert = require('node:assert/strict');
+const { setTimeout: sleep } = require('node:timers/promises');
+
+const { KeyList, Limiter, Store } = require('ratewarden');
+const { RedisServer } = require('./helpers/redis_server');
+
+const redis = new RedisServer();
+before(() => redis.start());
+after(() => redis.stop());
+
+for (const kind of ['memory', 'redis']) {
+  describe(`KeyList on ${kind}`, () => {
+    const url = () => (kind === 'memory' ? 'memory://' : redis.url);
+
+    test('add, has, remove', async () => {
+      const store = new Store(url());
+      const denied = new KeyList({ name: 'denied-js', store });
+      assert.equal(await denied.has('10.0.0.1'), false);
+      await denied.add('10.0.0.1');
+      await denied.add(Buffer.from([0, 255]));
+      assert.equal(await denied.has('10.0.0.1'), true);
+      assert.equal(await denied.has(Buffer.from([0, 255])), true);
+      assert.ok(await denied.expiresInMs('10.0.0.1') > 3649 * 86400 * 1000);
+      await denied.remove('10.0.0.1');
+      assert.equal(await denied.has('10.0.0.1'), false);
+      assert.equal(await denied.expiresInMs('10.0.0.1'), 0);
+      const limiter = new Limiter({ policy: '1/hour', store });
+      assert.equal((await limiter.hit('10.0.0.1')).allowed, true);
+      assert.equal(await denied.has('10.0.0.1'), false);
+    });
+
+    test('an entry lasts its duration from each add', async () => {
+      const probation = new KeyList({ name: 'probation-js', store: new Store(url()), durationMs: 200 });
+      await probation.add('u');
+      await sleep(120);
+      await probation.add('u');
+      await sleep(120);
+      assert.equal(await probation.has('u'), true);
+      await sleep(120);
+      assert.equal(await probation.has('u'), false);
+    });
+  });
+}
+
+test('bad input', async () => {
+  for (const name of ['', 'has space', 'x'.repeat(65), 'brace{', 7, undefined]) {
+    assert.throws(() => new KeyList({ name }), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
+  }
+  for (const durationMs of [0, -1, 0.5, 3651 * 86400 * 1000, NaN, '1000']) {
+    assert.throws(() => new KeyList({ name: 'ok', durationMs }), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
+  }
+  const list = new KeyList({ name: 'ok' });
+  await assert.rejects(list.add(7), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
+  await assert.rejects(list.add('k'.repeat(4096)), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
+});
