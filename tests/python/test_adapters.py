@@ -240,6 +240,33 @@ def test_problem_json_and_shadow_mode(adapter: str) -> None:
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)
+def test_deny_and_allow_lists_and_blocks(adapter: str, redis: RedisServer) -> None:
+    """Lists held in the store (docs/key-lists.md), changed from outside the app (this process): a deny-listed
+    client gets 403, an allowed one skips the limit, and with block_duration a refused client stays refused."""
+    import ratewarden
+
+    tag = f"{os.getpid()}-{next(_prefixes)}"
+    deny, allow = ratewarden.KeyList(f"deny-{tag}", redis.url), ratewarden.KeyList(f"allow-{tag}", redis.url)
+    mallory, partner, bob = client(), client(), client()
+    deny.add(mallory)
+    allow.add(partner)
+    options = {"deny_list": f"deny-{tag}", "allow_list": f"allow-{tag}", "block_duration": 0.8}
+    with serve(adapter, redis.url, options) as s:
+        status, headers, body = s.get("/items", client=mallory)
+        assert status == 403 and "ratelimit" not in headers and "retry-after" not in headers, (status, headers)
+        assert [s.get("/items", client=partner)[0] for _ in range(5)] == [200] * 5  # the limit is 3/minute
+        assert [s.get("/items", client=bob)[0] for _ in range(3)] == [200] * 3
+        status, headers, _ = s.get("/items", client=bob)
+        assert status == 429 and headers["retry-after"] == "60"  # the limit refuses: a block starts
+        status, headers, _ = s.get("/items", client=bob)
+        assert status == 429 and headers["retry-after"] == "1"  # the block answers, before the limit
+        deny.remove(mallory)
+        assert s.get("/items", client=mallory)[0] == 200
+        allow.remove(partner)
+        assert s.get("/items", client=partner)[0] == 200  # now counted: its first of 3
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
 def test_store_failure_fail_open_and_closed(adapter: str, own_redis: RedisServer) -> None:
     url = own_redis.url + "?timeout=200ms&connect_timeout=200ms"
     with serve(adapter, url) as open_, serve(adapter, url, {"on_store_error": "deny"}) as closed:

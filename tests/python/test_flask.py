@@ -353,7 +353,8 @@ def test_store_failure(
         status, headers, _ = client.post("/login", form={"username": "alice"})
         assert (status, headers.get("Retry-After"), headers.get("RateLimit"),
                 headers.get("RateLimit-Skipped")) == expected
-    assert limiter.stats(app) == {"refused": 0, "shadow_refused": 0, "store_failures": 1, "key_failures": 0}
+    assert limiter.stats(app) == {"refused": 0, "shadow_refused": 0, "store_failures": 1, "key_failures": 0,
+                                  "allow_listed": 0, "deny_listed": 0, "blocked": 0}
 
 
 def test_default_is_fail_open(own_redis: RedisServer) -> None:

@@ -22,6 +22,7 @@ from ._client_key import DEFAULT_IPV6_SUBNET, check_ipv6_subnet, client_key
 from ._errors import InvalidArgumentError, StoreError
 from ._headers import STYLES, Fields, Quota, ceil_seconds, sf_string
 from ._limiter import Limiter, open_store
+from ._lists import KeyList
 from ._native import Decision, Store
 from .keys import KeyPart, NoKey
 
@@ -52,6 +53,9 @@ OPTIONS: Dict[str, Any] = {
     "refusal": "text",
     "store_failure_header": "RateLimit-Skipped",
     "skip": None,
+    "allow_list": None,
+    "deny_list": None,
+    "block_duration": None,
 }
 
 # count_when's names (Node's countWhen takes the same): count failed (4xx, 5xx) or successful responses only.
@@ -95,6 +99,9 @@ class Options:
     refusal: Union[str, Callable[..., Any]]
     store_failure_header: Optional[str]
     skip: Optional[Callable[..., Any]]
+    allow_list: Optional[KeyList]
+    deny_list: Optional[KeyList]
+    block_duration: Optional[float]
 
     @staticmethod
     def read(values: Mapping[str, Any], name: Callable[[str], str]) -> "Options":
@@ -115,6 +122,12 @@ class Options:
         header = v["store_failure_header"]
         if header is not None and (not isinstance(header, str) or not header.isascii() or not header):
             raise ValueError(f"{name('store_failure_header')} must be a header name or None, got {header!r}")
+        for option in ("allow_list", "deny_list"):
+            if v[option] is not None and not isinstance(v[option], KeyList):
+                raise ValueError(f"{name(option)} must be a ratewarden.KeyList, got {v[option]!r}")
+        block = v["block_duration"]
+        if block is not None and (isinstance(block, bool) or not isinstance(block, (int, float)) or not block > 0):
+            raise ValueError(f"{name('block_duration')} must be a number of seconds > 0, got {block!r}")
         store = v["store"]
         options = Options(
             enabled=bool(v["enabled"]),
@@ -133,6 +146,9 @@ class Options:
             refusal=refusal,
             store_failure_header=header,
             skip=v["skip"],
+            allow_list=v["allow_list"],
+            deny_list=v["deny_list"],
+            block_duration=block,
         )
         for option in ("application", "default"):  # a bad policy fails here, at start-up
             policy = getattr(options, option)
@@ -291,7 +307,7 @@ class Checked:
     store failed), the refused limit's index (or -1), the store failure that was let through (its code), and a key
     failure to reject the request with; ``charged``: the hits of limits with ``count_when`` (see ``Gate.settle``)."""
 
-    __slots__ = ("route", "decisions", "refused", "refusal", "store_failure", "key_error", "charged")
+    __slots__ = ("route", "decisions", "refused", "refusal", "store_failure", "key_error", "charged", "forbidden")
 
     def __init__(self, route: Route) -> None:
         self.route = route
@@ -301,6 +317,7 @@ class Checked:
         self.refusal: Optional[Decision] = None  # the refusing decision (fail closed: made here, not in the fields)
         self.store_failure: Optional[str] = None
         self.key_error: Optional[str] = None
+        self.forbidden = False  # refused because the client is on the deny list (403)
 
 
 class Refusal:
@@ -350,12 +367,18 @@ class Gate:
                          if options.application else None)
         self.default_spec = (LimitSpec.make(options.default, name="default", algorithm=options.algorithm)
                              if options.default else None)
+        # Looked up before each limit (docs/key-lists.md): an allowed client skips it, a denied one is refused with
+        # 403, and with block_duration a client a limit refused stays refused that long, on every process.
+        self.blocked = (KeyList("blocked", options.store, duration=options.block_duration)
+                        if options.block_duration else None)
+        self.lookups = options.allow_list is not None or options.deny_list is not None or self.blocked is not None
 
     def stats(self) -> Dict[str, int]:
         """What the limits met since start: ``refused``, ``shadow_refused`` (would have been, in shadow mode),
-        ``store_failures``, ``key_failures``."""
+        ``store_failures``, ``key_failures``, and the lists' ``allow_listed``, ``deny_listed``, ``blocked``."""
         with self._lock:
-            return {k: self.counts[k] for k in ("refused", "shadow_refused", "store_failures", "key_failures")}
+            return {k: self.counts[k] for k in ("refused", "shadow_refused", "store_failures", "key_failures",
+                                                 "allow_listed", "deny_listed", "blocked")}
 
     # --- binding -------------------------------------------------------------------------------------------------
 
@@ -426,7 +449,7 @@ class Gate:
         for c in checks:
             merged.decisions[offset:offset + len(c.decisions)] = c.decisions
             if c.refused >= 0:
-                merged.refused, merged.refusal = offset + c.refused, c.refusal
+                merged.refused, merged.refusal, merged.forbidden = offset + c.refused, c.refusal, c.forbidden
             merged.store_failure = merged.store_failure or c.store_failure
             offset += len(c.decisions)
         return self.fields(merged)
@@ -457,7 +480,15 @@ class Gate:
                 cost = check.cost
                 if cost.__class__ is not int:
                     cost = cost(req)
+                if self.lookups:
+                    listed = self._listed(raw, key)
+                    if listed is not None:
+                        if self._apply_listing(checked, i, check, listed):
+                            return checked
+                        continue
                 decision = check.hit(key, cost)
+                if self.blocked is not None and not decision.allowed:
+                    self.blocked.add(key)
             except StoreError as error:
                 if self._store_failed(checked, i, check, error):
                     return checked
@@ -493,8 +524,16 @@ class Gate:
                     cost = cost(req)
                     if inspect.isawaitable(cost):
                         cost = await cost
+                if self.lookups:
+                    listed = await self._alisted(raw, key)
+                    if listed is not None:
+                        if self._apply_listing(checked, i, check, listed):
+                            return checked
+                        continue
                 # A store that never waits (memory) answers at once, as ahit would, without a coroutine.
                 decision = check.hit(key, cost) if check.in_process else await check.ahit(key, cost)
+                if self.blocked is not None and not decision.allowed:
+                    await self.blocked.aadd(key)
             except StoreError as error:
                 if self._store_failed(checked, i, check, error):
                     return checked
@@ -510,6 +549,58 @@ class Gate:
             elif check.count_when is not None:
                 _charge(checked, check, key, cost)
         return checked
+
+    # --- the lists (docs/key-lists.md) ---
+
+    def _listed(self, raw: Any, key: Union[str, bytes]) -> Union[None, str, Decision]:
+        """"allow", "deny", a blocked client's refusal, or None: the limit decides."""
+        o = self.options
+        if o.allow_list is not None and o.allow_list.contains(_key_bytes(raw)):
+            return "allow"
+        if o.deny_list is not None and o.deny_list.contains(_key_bytes(raw)):
+            return "deny"
+        return self._block(self.blocked.expires_in(key)) if self.blocked is not None else None
+
+    async def _alisted(self, raw: Any, key: Union[str, bytes]) -> Union[None, str, Decision]:
+        o = self.options
+        if o.allow_list is not None and await o.allow_list.acontains(_key_bytes(raw)):
+            return "allow"
+        if o.deny_list is not None and await o.deny_list.acontains(_key_bytes(raw)):
+            return "deny"
+        if self.blocked is None:
+            return None
+        return self._block(await self.blocked.aexpires_in(key))
+
+    @staticmethod
+    def _block(seconds: float) -> Optional[Decision]:
+        if seconds <= 0:
+            return None
+        wait = int(seconds * 1e6)
+        return Decision(allowed=False, limit=0, remaining=0, reset_after_us=wait, retry_after_us=wait, used=0)
+
+    def _apply_listing(self, checked: Checked, i: int, check: Check, listed: Union[str, Decision]) -> bool:
+        """True when the request is refused."""
+        if listed == "allow":
+            with self._lock:
+                self.counts["allow_listed"] += 1
+            return False
+        if listed == "deny":
+            with self._lock:
+                self.counts["deny_listed"] += 1
+            if check.shadow:
+                self.failure_log(logging.WARNING, "shadow", "ratewarden (shadow mode): a deny-listed client would "
+                                 "have been refused")
+                return False
+            checked.refused, checked.refusal, checked.forbidden = i, Gate._block(1.0), True
+            return True
+        with self._lock:
+            self.counts["blocked"] += 1
+        assert isinstance(listed, Decision)
+        blocked = Decision(allowed=False, limit=check.limiter.policies[0].limit, remaining=0,
+                           reset_after_us=listed.reset_after_us, retry_after_us=listed.retry_after_us,
+                           used=check.limiter.policies[0].limit)
+        checked.decisions[i] = blocked
+        return self._refuse(checked, i, check, blocked)
 
     def _refuse(self, checked: Checked, i: int, check: Check, decision: Decision) -> bool:
         """A refusal: True when it stops the request; in shadow mode it is logged and counted, and the request
@@ -593,7 +684,7 @@ class Gate:
         limit was skipped because the store failed."""
         route = checked.route
         fields = route.fields(checked.decisions, time.time_ns() // 1000 if route.fields.legacy else 0)
-        if checked.refused < 0:
+        if checked.refused < 0 or checked.forbidden:
             if fields and fields[-1][0] == "Retry-After":
                 fields.pop()
         elif not fields or fields[-1][0] != "Retry-After":  # fail closed: no decision, the wait alone
@@ -609,6 +700,9 @@ class Gate:
         check = checked.route.checks[checked.refused]
         decision = checked.refusal
         assert decision is not None
+        if checked.forbidden:  # the deny list: no quota to tell of
+            return Refusal(403, [], b"403 Forbidden\n", "text/plain; charset=utf-8", check.spec.policy, check.name,
+                           decision, 0)
         wait = _retry_after(decision)
         headers = self.fields(checked) if with_fields else []
         if self.options.refusal == "problem":
@@ -664,3 +758,8 @@ def _distinct(names: List[str]) -> List[str]:
             name = f"{name}-{seen[name]}"
         out.append(name)
     return out
+
+
+def _key_bytes(raw: Any) -> Union[str, bytes]:
+    """A client key as the lists take it: what key_text made of the key function's value."""
+    return raw if isinstance(raw, (str, bytes)) else key_text(raw)

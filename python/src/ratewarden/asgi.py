@@ -44,7 +44,8 @@ class RateLimitExceeded(HTTPException):
     decision, the refused policy, the body."""
 
     def __init__(self, refusal: Refusal) -> None:
-        super().__init__(429, refusal.body.decode(), {"Retry-After": str(refusal.retry_after)})
+        super().__init__(refusal.status, refusal.body.decode(),
+                         {"Retry-After": str(refusal.retry_after)} if refusal.status == 429 else None)
         self.refusal = refusal
 
 
@@ -127,7 +128,8 @@ class RateLimiter:
         app.add_exception_handler(RateLimitKeyError, _key_error_response)
 
     def stats(self) -> Dict[str, int]:
-        """``refused``, ``shadow_refused``, ``store_failures``, ``key_failures`` since start, in this process."""
+        """``refused``, ``shadow_refused``, ``store_failures``, ``key_failures``, ``allow_listed``, ``deny_listed``,
+        ``blocked`` since start, in this process."""
         return self.gate.stats()
 
     # --- route limits ----------------------------------------------------------------------------------------------
@@ -219,7 +221,7 @@ class RateLimiter:
         handler = self.options.refusal
         if callable(handler):
             return await _maybe(handler(request, refusal))
-        return Response(refusal.body, 429, media_type=refusal.content_type)
+        return Response(refusal.body, refusal.status, media_type=refusal.content_type)
 
     # --- the middleware's part -------------------------------------------------------------------------------------
 

@@ -156,7 +156,7 @@ def _answer(gate: Gate, request: HttpRequest, checked: Checked) -> Optional[Http
     handler = gate.options.refusal
     if callable(handler):
         return handler(request, refusal)
-    response = HttpResponse(refusal.body, status=429, content_type=refusal.content_type)
+    response = HttpResponse(refusal.body, status=refusal.status, content_type=refusal.content_type)
     # Not one django.request warning per refused request: a flood of refusals would flood the log (the Gate counts
     # them: stats()).
     response._has_been_logged = True  # type: ignore[attr-defined]
@@ -171,7 +171,8 @@ def _add_fields(gate: Gate, checks: List[Checked], response: HttpResponse) -> Ht
 
 
 def stats() -> Dict[str, int]:
-    """``refused``, ``shadow_refused``, ``store_failures``, ``key_failures`` since start, in this process."""
+    """``refused``, ``shadow_refused``, ``store_failures``, ``key_failures``, ``allow_listed``, ``deny_listed``,
+    ``blocked`` since start, in this process."""
     return limiter.gate.stats()
 
 

@@ -248,7 +248,7 @@ class RateLimiter:
 
     def stats(self, app: Optional[Flask] = None) -> Dict[str, int]:
         """The counts of ``app`` (default: the current app): ``refused``, ``shadow_refused``, ``store_failures``,
-        ``key_failures``."""
+        ``key_failures``, ``allow_listed``, ``deny_listed``, ``blocked``."""
         app = app if app is not None else current_app._get_current_object()  # type: ignore[attr-defined]
         return next(state.gate.stats() for state in self._states if state.app is app)
 
@@ -332,12 +332,14 @@ class RateLimiter:
         refusal = gate.refusal(checked)
         if callable(gate.options.refusal):
             return app.make_response(gate.options.refusal(req, refusal))  # _add_headers adds the fields
-        if state.custom_errors or app.config["TRAP_HTTP_EXCEPTIONS"] or _has_refusal_handler(app, req.blueprints):
+        if refusal.status == 429 and (state.custom_errors or app.config["TRAP_HTTP_EXCEPTIONS"] or
+                                      _has_refusal_handler(app, req.blueprints)):
             raise RateLimitExceeded(refusal.policy, refusal.decision, refusal.retry_after, refusal)
         del req._ratewarden  # type: ignore[attr-defined]  # the fields go in now: nothing left for _add_headers
         if checked.charged:
             gate.settle(checked, 429)
-        return app.response_class(refusal.body, 429, [("Content-Type", refusal.content_type), *refusal.headers])
+        return app.response_class(refusal.body, refusal.status,
+                                  [("Content-Type", refusal.content_type), *refusal.headers])
 
     @staticmethod
     def _add_headers(response: Response) -> Response:

@@ -8,7 +8,7 @@ authenticates) else address, /pair 1/minute per (X-A, address), /signin 3 failur
 import json
 import os
 
-from ratewarden import keys
+from ratewarden import KeyList, keys
 from ratewarden.asgi import RateLimiter
 
 KIND = os.environ["RW_APP"]
@@ -24,6 +24,9 @@ async def custom_refusal(request, refusal):  # RW_CUSTOM_REFUSAL: the refusal op
 
 if os.environ.get("RW_CUSTOM_REFUSAL"):
     OPTIONS["refusal"] = custom_refusal
+for _list in ("allow_list", "deny_list"):  # given by name: the KeyList of that name on the store
+    if _list in OPTIONS:
+        OPTIONS[_list] = KeyList(OPTIONS[_list], OPTIONS["store"])
 limiter = RateLimiter(**OPTIONS)
 
 

@@ -10,7 +10,7 @@ from django.http import HttpResponse
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 
-from ratewarden import keys
+from ratewarden import KeyList, keys
 from ratewarden.django import exempt, limit, shared_limit
 
 SECRET_KEY = "test"
@@ -23,6 +23,9 @@ RATEWARDEN = {"STORE": os.environ["RW_TEST_STORE"], "PREFIX": os.environ["RW_TES
               **{k.upper(): v for k, v in json.loads(os.environ.get("RW_TEST_OPTIONS", "{}")).items()}}
 if os.environ.get("RW_CUSTOM_REFUSAL"):  # the refusal option as a function, by its dotted path
     RATEWARDEN["REFUSAL"] = "django_app.custom_refusal"
+for _list in ("ALLOW_LIST", "DENY_LIST"):  # given by name: the KeyList of that name on the store
+    if _list in RATEWARDEN:
+        RATEWARDEN[_list] = KeyList(RATEWARDEN[_list], RATEWARDEN["STORE"])
 
 
 def custom_refusal(request, refusal):

@@ -6,7 +6,7 @@ import os
 
 from flask import Flask, g, request
 
-from ratewarden import keys
+from ratewarden import KeyList, keys
 from ratewarden.flask import RateLimiter
 
 app = Flask(__name__)
@@ -20,6 +20,9 @@ def header_user():  # authentication as a test needs it: X-User names the user (
 options = json.loads(os.environ.get("RW_TEST_OPTIONS", "{}"))
 if os.environ.get("RW_CUSTOM_REFUSAL"):  # the refusal option as a function
     options["refusal"] = lambda req, refusal: ({"policy": refusal.name, "wait": refusal.retry_after}, 429)
+for _list in ("allow_list", "deny_list"):  # given by name: the KeyList of that name on the store
+    if _list in options:
+        options[_list] = KeyList(options[_list], os.environ["RW_TEST_STORE"])
 limiter = RateLimiter(app, store=os.environ["RW_TEST_STORE"], prefix=os.environ["RW_TEST_PREFIX"], **options)
 
 
