@@ -11,7 +11,7 @@ const { RedisServer } = require('./helpers/redis_server');
 
 const redis = new RedisServer();
 before(() => redis.start());
-after(() => redis.stop());
+after(() => redis.close());
 
 for (const kind of ['memory', 'redis']) {
   describe(`KeyList on ${kind}`, () => {
