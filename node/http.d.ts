@@ -2,7 +2,7 @@
 // over the framework's request arguments: Args is [req, res] (Express), [request, reply] (Fastify) or [ctx] (Koa).
 // The reference is docs/node.md.
 
-import type { Algorithm, Decision, Store } from './index';
+import type { Algorithm, Decision, KeyList, Store } from './index';
 
 /** What a key function may return: a string or bytes, a number or bigint, or any object with a string form of its own. */
 export type KeyValue = string | Uint8Array | number | bigint | { toString(): string };
@@ -66,6 +66,12 @@ export interface HttpOptions<Args extends unknown[]> {
   countWhen?: 'failure' | 'success' | ((...args: Args) => boolean | Promise<boolean>);
   /** Decide and send the fields, but never refuse (a dry run). Default false. */
   shadow?: boolean;
+  /** Clients (by this limit's key) in this list skip the limit, on every process (docs/key-lists.md). */
+  allowList?: KeyList;
+  /** Clients in this list are refused with 403, on every process. */
+  denyList?: KeyList;
+  /** Milliseconds a client the limit refused stays refused (429 until then), on every process. */
+  blockDuration?: number;
   /** Where warnings go (default console): store failures, keys that cannot be made, shadow denials. */
   logger?: Logger;
   /** At most one warning of a kind per this many milliseconds (default 10000). */
@@ -82,6 +88,10 @@ export interface HttpMetrics {
   readonly storeErrors: number;
   /** Counts given back because countWhen said the response does not count. */
   readonly refunded: number;
+  /** Requests that skipped the limit (allowList), were refused as deny-listed, or refused while blocked. */
+  readonly allowListed: number;
+  readonly denyListed: number;
+  readonly blocked: number;
 }
 
 /** The limit behind a middleware (its `limiter` property). */

@@ -8,11 +8,14 @@ from typing import Any, Dict
 
 results: Dict[str, float] = {}  # µs per call
 http: Dict[str, Dict[str, Any]] = {}  # http_bench.py's records
+adapters: Dict[str, Dict[str, Any]] = {}  # adapters_bench.py's
 for line in sys.stdin:
     if line.startswith("{"):
         item = json.loads(line)
         if item["name"].startswith("http."):
             http[item["name"]] = item
+        elif item["name"].startswith("adapters."):
+            adapters[item["name"]] = item
         else:
             results[item["name"]] = item["us"]
 
@@ -28,24 +31,25 @@ def row(what: str, ours: str, theirs: str, ratio: float, target: str) -> None:
 
 print("| measurement | ratewarden | reference | ratio | target |")
 print("|---|---|---|---|---|")
-strategy, limits_mem = fastest("limits.memory.")
-for call in ("hit", "allow"):
-    us = results[f"rw.memory.{call}"]
-    row(f"memory `{call}()`, 10k keys, µs/call", f"{us:.2f}", f"{limits_mem:.2f} (limits {strategy})",
-        limits_mem / us, ">= 4x" if call == "hit" else "-")
-ours, theirs = results["contended.rw"], results["contended.limits"]
-row("memory `hit()` amid 4 busy threads, CPU µs/call", f"{ours:.2f}", f"{theirs:.2f} (limits fixed)", theirs / ours, "-")
-for threads, target in ((1, ">= 1.5x"), (8, ">= 3x")):
-    strategy, limits_redis = fastest("limits.redis.", f".{threads}")
-    us = results[f"rw.redis.hit.{threads}"]
-    row(f"Redis `hit()`, {threads} thread{'s' if threads > 1 else ''}, µs/call", f"{us:.1f}",
-        f"{limits_redis:.1f} (limits {strategy})", limits_redis / us, target)
-if "floor.redis.ping.1" in results:
-    # No synchronous hit from one thread is faster than a bare round trip: limits' time over it bounds the ratio.
-    ping = results["floor.redis.ping.1"]
-    strategy, limits_redis = fastest("limits.redis.", ".1")
-    row("floor: redis-py `PING`, 1 thread, µs/call", f"{ping:.1f}", f"{limits_redis:.1f} (limits {strategy})",
-        limits_redis / ping, "the most any Redis `hit()` can reach")
+if "rw.memory.hit" in results:  # calls.py ran
+    strategy, limits_mem = fastest("limits.memory.")
+    for call in ("hit", "allow"):
+        us = results[f"rw.memory.{call}"]
+        row(f"memory `{call}()`, 10k keys, µs/call", f"{us:.2f}", f"{limits_mem:.2f} (limits {strategy})",
+            limits_mem / us, ">= 4x" if call == "hit" else "-")
+    ours, theirs = results["contended.rw"], results["contended.limits"]
+    row("memory `hit()` amid 4 busy threads, CPU µs/call", f"{ours:.2f}", f"{theirs:.2f} (limits fixed)", theirs / ours, "-")
+    for threads, target in ((1, ">= 1.5x"), (8, ">= 3x")):
+        strategy, limits_redis = fastest("limits.redis.", f".{threads}")
+        us = results[f"rw.redis.hit.{threads}"]
+        row(f"Redis `hit()`, {threads} thread{'s' if threads > 1 else ''}, µs/call", f"{us:.1f}",
+            f"{limits_redis:.1f} (limits {strategy})", limits_redis / us, target)
+    if "floor.redis.ping.1" in results:
+        # No synchronous hit from one thread is faster than a bare round trip: limits' time over it bounds the ratio.
+        ping = results["floor.redis.ping.1"]
+        strategy, limits_redis = fastest("limits.redis.", ".1")
+        row("floor: redis-py `PING`, 1 thread, µs/call", f"{ping:.1f}", f"{limits_redis:.1f} (limits {strategy})",
+            limits_redis / ping, "the most any Redis `hit()` can reach")
 # HTTP: time per request over the bare app's (lower is better), median of the rounds, with their spread.
 for server in ("sync", "gthread"):
     if f"http.{server}.bare" not in http:
@@ -60,3 +64,20 @@ for server in ("sync", "gthread"):
         print(f"| &nbsp; {name.split('.', 2)[2]}: time/request over bare | {item['rps']:.0f} req/s, "
               f"{item['cpu_us']:.0f} CPU µs/req (CPU {item['cpu_ratio']:.2f}x) | | {item['time_ratio']:.3f}x "
               f"({item['time_ratio_min']:.3f}–{item['time_ratio_max']:.3f}) | {verdict} |")
+# Issue 18: throughput over the bare app's (higher is better) and over the peer's, medians of the rounds.
+for framework, server in (("fastapi", "uvicorn"), ("django", "gunicorn sync")):
+    if f"adapters.{framework}.bare" not in adapters:
+        continue
+    print(f"| {framework}, {server}: bare app | {adapters[f'adapters.{framework}.bare']['rps']:.0f} req/s | | | |")
+    for name, item in adapters.items():
+        if not name.startswith(f"adapters.{framework}.") or "ratio" not in item:
+            continue
+        case = name.split(".", 2)[2]
+        target = item["target"]
+        verdict = "-" if target is None else f">= {target:.2f}x {'met' if item['ratio'] >= target else 'MISS'}"
+        print(f"| &nbsp; {case}: throughput over bare | {item['rps']:.0f} req/s | | {item['ratio']:.3f}x "
+              f"({item['ratio_min']:.3f}–{item['ratio_max']:.3f}) | {verdict} |")
+        if "peer_ratio" in item:
+            met = "met" if item["peer_ratio"] >= item["peer_target"] else "MISS"
+            print(f"| &nbsp; {case}: throughput over {item['peer']} | | | {item['peer_ratio']:.2f}x "
+                  f"({item['peer_ratio_min']:.2f}–{item['peer_ratio_max']:.2f}) | >= 1x {met} |")

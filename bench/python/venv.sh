@@ -4,6 +4,7 @@ scripts/setup.sh
 venv=build-python/bench-venv
 [ -x "$venv/bin/python" ] || "${PYTHON:-python3}" -m venv "$venv"
 "$venv/bin/python" -m pip install -q --upgrade pip
-"$venv/bin/python" -m pip install -q "limits[redis]" Flask-Limiter gunicorn flask
+"$venv/bin/python" -m pip install -q "limits[redis]" Flask-Limiter gunicorn flask fastapi "uvicorn[standard]" slowapi \
+  django django-ratelimit redis
 "$venv/bin/python" -m pip install -q --force-reinstall .
-"$venv/bin/python" -m pip list 2>/dev/null | grep -iE "^(ratewarden|limits|flask|flask-limiter|gunicorn|redis) "
+"$venv/bin/python" -m pip list 2>/dev/null | grep -iE "^(ratewarden|limits|flask|flask-limiter|gunicorn|redis|fastapi|starlette|uvicorn|slowapi|django|django-ratelimit) "

@@ -15,10 +15,12 @@ const { invalidArgument } = require('./errors');
 const { KeyError, keyMaker, describeSpec, needsBody, isPromise } = require('./http_keys');
 const { scopeFor, scopedStore } = require('./http_scope');
 const { ThrottledLog } = require('./http_log');
+const { KeyList } = require('./lists');
 
 const KNOWN = ['limit', 'window', 'policy', 'algorithm', 'burst', 'buckets', 'prefix', 'store', 'scope', 'key',
   'ipv6Subnet', 'skip', 'handler', 'onKeyError', 'message', 'statusCode', 'problem', 'headers', 'legacyHeaders',
-  'onStoreError', 'skippedHeader', 'shadow', 'logger', 'logInterval', 'countWhen'];
+  'onStoreError', 'skippedHeader', 'shadow', 'logger', 'logInterval', 'countWhen', 'allowList', 'denyList',
+  'blockDuration'];
 
 // The plan's kinds: go on (with fields to set, maybe none), refuse (fields, status and body), the key could not be
 // made (onKeyError answers), or an error for the framework's error handling.
@@ -32,6 +34,7 @@ const PASS = Object.freeze({ kind: NEXT, fields: NONE, decision: undefined });
 const failure = (error) => ({ kind: ERROR, fields: NONE, decision: undefined, error });
 
 const COUNT_WHEN = ['failure', 'success'];
+const FORBIDDEN = Buffer.from('Forbidden');
 
 const notRetryAfter = (field) => field[0] !== 'Retry-After';
 
@@ -138,6 +141,10 @@ function checkOptions(options) {
   if (o.countWhen !== undefined && !COUNT_WHEN.includes(o.countWhen) && typeof o.countWhen !== 'function') {
     throw invalidArgument(`countWhen must be "failure", "success" or a function, got ${JSON.stringify(o.countWhen)}`);
   }
+  for (const name of ['allowList', 'denyList']) {
+    if (o[name] !== undefined && !(o[name] instanceof KeyList)) throw invalidArgument(`${name} must be a KeyList`);
+  }
+  if (o.blockDuration !== undefined) positiveInteger('blockDuration', o.blockDuration);
   if (typeof o.message !== 'string' && (o.message === null || typeof o.message !== 'object')) {
     throw invalidArgument('message must be a string or an object (sent as JSON)');
   }
@@ -173,11 +180,19 @@ class HttpLimiter {
     this.onStoreError = o.onStoreError;
     this.skippedHeader = o.skippedHeader;
     this.countWhen = o.countWhen;
+    // Looked up before the limit (docs/key-lists.md): an allowed client skips it, a denied one is refused (403),
+    // and with blockDuration a client refused by the limit stays refused that long (429), on every process.
+    this.allowList = o.allowList;
+    this.denyList = o.denyList;
+    this.blocked = o.blockDuration === undefined ? undefined
+      : new KeyList({ name: 'blocked', store: this.limiter.store, durationMs: o.blockDuration });
+    this.lookups = this.allowList !== undefined || this.denyList !== undefined || this.blocked !== undefined;
     this.statusCode = o.statusCode;
     this.bodies = denialBodies(o, this.quotas, o.statusCode);
     this.log = new ThrottledLog(o.logger, `ratewarden/${access.framework}`, o.logInterval);
     // What this limiter did, for metrics and tests.
-    this.metrics = { allowed: 0, denied: 0, shadowDenied: 0, skipped: 0, keyErrors: 0, storeErrors: 0, refunded: 0 };
+    this.metrics = { allowed: 0, denied: 0, shadowDenied: 0, skipped: 0, keyErrors: 0, storeErrors: 0, refunded: 0,
+      allowListed: 0, denyListed: 0, blocked: 0 };
   }
 
   // The plan for one request: (a, b) are the framework's request arguments (given to key, skip), `state` the
@@ -219,6 +234,52 @@ class HttpLimiter {
 
   #decide(k, state) {
     const key = typeof k === 'string' ? this.scopeText + k : Buffer.concat([this.scopeBytes, k]);
+    return this.lookups ? this.#lookUp(k, key, state) : this.#hit(key, state);
+  }
+
+  // The lists first (one peek each on the store), then the limit; a refusal by the limit starts a block.
+  async #lookUp(k, key, state) {
+    try {
+      if (this.allowList !== undefined && await this.allowList.has(k)) {
+        this.metrics.allowListed++;
+        return PASS;
+      }
+      if (this.denyList !== undefined && await this.denyList.has(k)) return this.#denyListed();
+      const blockedMs = this.blocked === undefined ? 0 : await this.blocked.expiresInMs(key);
+      if (blockedMs > 0) {
+        this.metrics.blocked++;
+        return this.#respond(this.#blockDecision(blockedMs), state, key);
+      }
+    } catch (error) {
+      return this.#failed(error);
+    }
+    const plan = await this.#hit(key, state);
+    if (plan.kind === DENY && this.blocked !== undefined && plan.decision !== undefined) {
+      await this.blocked.add(key).catch((error) => {
+        this.log.warn('block', `a block could not be stored (${error.code}: ${error.message})`);
+      });
+    }
+    return plan;
+  }
+
+  #denyListed() {
+    this.metrics.denyListed++;
+    if (this.shadow) {
+      this.log.warn('shadow', `shadow mode: a deny-listed client (scope ${this.scope}) would have been refused`);
+      return PASS;
+    }
+    return { kind: DENY, fields: NONE, decision: undefined, status: 403, type: 'text/plain; charset=utf-8',
+      body: FORBIDDEN };
+  }
+
+  // A blocked client's answer: the limit's first rate, exhausted until the block ends.
+  #blockDecision(ms) {
+    const { limit } = this.quotas[0];
+    return { allowed: false, limit, remaining: 0, resetAfterMs: ms, retryAfterMs: ms, used: limit, policyIndex: 0,
+      resetAfterUs: ms * 1000, retryAfterUs: ms * 1000 };
+  }
+
+  #hit(key, state) {
     if (this.sync) {
       let d;
       try {

@@ -143,10 +143,11 @@ def test_legacy_headers() -> None:
 
 
 def test_key_failure_gives_400_by_default_and_is_configurable() -> None:
-    app, _ = login_app()
+    app, limiter = login_app()
     with serve(app) as client:
         status, _, body = client.post("/login", form={})
         assert status == 400 and "rate limit key" in body
+        assert limiter.stats(app)["key_failures"] == 1
         assert client.post("/login", form={"username": ""})[0] == 400  # an empty key is no key
         assert client.post("/login", form={"username": "x" * 5000})[0] == 400  # too long for the store
     app, _ = login_app(RATEWARDEN_ON_KEY_ERROR="skip")
@@ -332,15 +333,16 @@ def test_client_address_behind_proxies() -> None:
 @pytest.mark.parametrize(
     "on_store_error, expected",
     [
-        ("allow", (200, None, '"login";r=5;t=0')),  # the core's fail-open decision: the full quota
-        ("deny", (429, "1", '"login";r=0;t=1')),  # its fail-closed one: min(period, 1 s)
-        ("raise", (500, None, None)),
+        # Fail open: no quota the limiter did not compute, and a field that says the limit was skipped.
+        ("allow", (200, None, None, "store-unavailable")),
+        ("deny", (429, "1", None, None)),  # fail closed: retry in min(period, 1 s)
+        ("raise", (500, None, None, None)),
     ],
 )
 def test_store_failure(
-    own_redis: RedisServer, on_store_error: str, expected: Tuple[int, Optional[str], Optional[str]]
+    own_redis: RedisServer, on_store_error: str, expected: Tuple[int, Optional[str], Optional[str], Optional[str]]
 ) -> None:
-    app, _ = login_app(
+    app, limiter = login_app(
         RATEWARDEN_STORE=own_redis.url + "?timeout=200ms&connect_timeout=200ms",
         RATEWARDEN_ON_STORE_ERROR=on_store_error,
     )
@@ -349,7 +351,10 @@ def test_store_failure(
         assert status == 200 and headers["RateLimit"] == '"login";r=4;t=60'
         own_redis.kill()
         status, headers, _ = client.post("/login", form={"username": "alice"})
-        assert (status, headers.get("Retry-After"), headers.get("RateLimit")) == expected
+        assert (status, headers.get("Retry-After"), headers.get("RateLimit"),
+                headers.get("RateLimit-Skipped")) == expected
+    assert limiter.stats(app) == {"refused": 0, "shadow_refused": 0, "store_failures": 1, "key_failures": 0,
+                                  "allow_listed": 0, "deny_listed": 0, "blocked": 0}
 
 
 def test_default_is_fail_open(own_redis: RedisServer) -> None:
@@ -393,3 +398,114 @@ def test_init_app_and_bad_configuration() -> None:
         RateLimiter(make_app(RATEWARDEN_HEADERS="draft-9"))
     with pytest.raises(ValueError, match="RATEWARDEN_IPV6_SUBNET must be an integer between 8 and 128"):
         RateLimiter(make_app(RATEWARDEN_IPV6_SUBNET=200))
+
+
+def test_method_views_limits_land_where_written(store_url: str) -> None:
+    # Issue 18: a limit in MethodView.decorators landed on another view; @limit on a method was ignored.
+    from flask.views import MethodView
+
+    app = make_app(RATEWARDEN_STORE=store_url)
+    limiter = RateLimiter(app)
+
+    class Items(MethodView):
+        decorators = [limiter.limit("2/minute")]
+
+        def get(self) -> str:
+            return "items"
+
+    class Login(MethodView):
+        def get(self) -> str:
+            return "form"
+
+        @limiter.limit("1/minute")
+        def post(self) -> str:
+            return "welcome"
+
+    class Other(MethodView):  # same module, no limits: must stay unlimited
+        def get(self) -> str:
+            return "other"
+
+    app.add_url_rule("/items", view_func=Items.as_view("items"))
+    app.add_url_rule("/login", view_func=Login.as_view("login"))
+    app.add_url_rule("/other", view_func=Other.as_view("other"))
+    with serve(app) as client:
+        assert [client.get("/items")[0] for _ in range(3)] == [200, 200, 429]
+        assert all(client.get("/login")[0] == 200 for _ in range(3))  # GET: no limit
+        status, headers, _ = client.post("/login")
+        assert status == 200 and headers["RateLimit"] == '"login";r=0;t=60'
+        assert client.post("/login")[0] == 429
+        for _ in range(4):
+            status, headers, _ = client.get("/other")
+            assert status == 200 and "RateLimit" not in headers
+
+
+def test_exempt_blueprint_and_application_limit(store_url: str) -> None:
+    from flask import Blueprint
+
+    app = make_app(RATEWARDEN_STORE=store_url, RATEWARDEN_APPLICATION="5/minute", RATEWARDEN_DEFAULT="3/minute")
+    limiter = RateLimiter(app)
+    internal = Blueprint("internal", __name__)
+
+    @internal.get("/metrics")
+    def metrics() -> str:
+        return "metrics"
+
+    @internal.get("/reindex")
+    @limiter.limit("1/minute")  # written on the view: still applies
+    def reindex() -> str:
+        return "reindex"
+
+    @app.get("/a")
+    def a() -> str:
+        return "a"
+
+    @app.get("/b")
+    def b() -> str:
+        return "b"
+
+    limiter.exempt(internal)
+    app.register_blueprint(internal)
+    with serve(app) as client:
+        for _ in range(8):
+            status, headers, _ = client.get("/metrics")
+            assert status == 200 and "RateLimit" not in headers
+        assert [client.get("/reindex")[0] for _ in range(2)] == [200, 429]
+        status, headers, _ = client.get("/a")
+        assert headers["RateLimit-Policy"] == '"application";q=5;w=60, "default";q=3;w=60'
+        assert headers["RateLimit"] == '"application";r=4;t=60, "default";r=2;t=60'
+        assert [client.get(p)[0] for p in ("/a", "/a", "/a")] == [200, 200, 429]  # the default, per route
+        assert [client.get("/b")[0] for _ in range(2)] == [200, 429]  # app-wide: 5 counted over both routes
+    with pytest.raises(TypeError, match="Blueprint"):
+        limiter.limit("1/minute")(internal)
+
+
+def test_two_like_limits_count_apart_on_every_store(store_url: str) -> None:
+    # Issue 18: two limits with the same policy and key on one route each count the request once, on every store.
+    app = make_app(RATEWARDEN_STORE=store_url)
+    limiter = RateLimiter(app)
+
+    @app.get("/x")
+    @limiter.limit("2/minute")
+    @limiter.limit("2/minute")
+    def x() -> str:
+        return "x"
+
+    with serve(app) as client:
+        assert [client.get("/x")[0] for _ in range(3)] == [200, 200, 429]
+
+
+def test_key_function_returning_an_int_and_refusal_handler() -> None:
+    app = make_app(RATEWARDEN_REFUSAL=lambda req, refusal: ({"retry": refusal.retry_after,
+                                                              "policy": refusal.name}, 429))
+    limiter = RateLimiter(app)
+
+    @app.get("/user/<int:n>")
+    @limiter.limit("1/minute", key=lambda: request.view_args["n"])
+    def user(n: int) -> str:
+        return str(n)
+
+    with serve(app) as client:
+        assert client.get("/user/7")[0] == 200
+        status, headers, body = client.get("/user/7")
+        assert status == 429 and headers["Retry-After"] == "60" and '"policy":"user"' in body.replace(" ", "")
+        assert client.get("/user/8")[0] == 200

@@ -81,5 +81,8 @@ class KeyList:
     async def acontains(self, key: Key) -> bool:
         return not (await self._limiter.apeek(self._key(key))).allowed
 
+    async def aexpires_in(self, key: Key) -> float:
+        return (await self._limiter.apeek(self._key(key))).retry_after
+
     def __repr__(self) -> str:
         return f"KeyList({self.name!r}, store={self._limiter.store!r}, duration={self.duration!r})"

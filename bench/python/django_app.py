@@ -1,0 +1,70 @@
+"""The Django project of adapters_bench.py in one module (settings, views, URLs), served by gunicorn: ``/``
+(10^9 a minute per client address: every request allowed) and ``/denied`` (1 a day per address, used up when each
+worker loads the app, so every measured request is refused).
+
+BENCH_VARIANT = bare | ratewarden (ratewarden.django: its middleware and @limit) | django-ratelimit (@ratelimit with
+block=True and a 429 view; its counts in Django's cache: LocMemCache for memory://, RedisCache for Redis);
+BENCH_STORE = memory:// or a redis:// URL.
+"""
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+from django.http import HttpResponse
+from django.urls import path
+
+VARIANT = os.environ.get("BENCH_VARIANT", "bare")
+STORE = os.environ.get("BENCH_STORE", "memory://")
+
+SECRET_KEY = "bench"
+DEBUG = False
+ALLOWED_HOSTS = ["*"]
+ROOT_URLCONF = "django_app"
+INSTALLED_APPS: list = []
+MIDDLEWARE: list = []
+USE_TZ = True
+
+
+def hello(request):
+    return HttpResponse("hello\n", content_type="text/plain")
+
+
+def denied(request):
+    return HttpResponse("hello\n", content_type="text/plain")
+
+
+if VARIANT == "ratewarden":
+    from ratewarden.django import limit
+
+    MIDDLEWARE = ["ratewarden.django.RateLimitMiddleware"]
+    RATEWARDEN = {"STORE": STORE, "PREFIX": "bench-django"}
+    hello = limit("1000000000/minute")(hello)
+    denied = limit("1/day")(denied)
+elif VARIANT == "django-ratelimit":
+    from django_ratelimit.decorators import ratelimit
+
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"} if STORE == "memory://" else
+              {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": STORE}}
+    RATELIMIT_VIEW = "django_app.too_many"
+    RATELIMIT_HASH_ALGORITHM = "hashlib.sha256"
+    MIDDLEWARE = ["django_ratelimit.middleware.RatelimitMiddleware"]
+    SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
+
+    def too_many(request, exception):
+        return HttpResponse("429 Too Many Requests\n", status=429, content_type="text/plain")
+
+    hello = ratelimit(key="ip", rate="1000000000/m", block=True)(hello)
+    denied = ratelimit(key="ip", rate="1/d", block=True)(denied)
+elif VARIANT != "bare":
+    raise SystemExit(f"unknown BENCH_VARIANT {VARIANT!r}")
+
+urlpatterns = [path("", hello), path("denied", denied)]
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "django_app")
+application = get_wsgi_application()
+
+if VARIANT != "bare":
+    # wrk connects from 127.0.0.1: use up that key's one request a day on /denied, in this worker.
+    from django.test import Client
+
+    Client(REMOTE_ADDR="127.0.0.1").get("/denied")

@@ -1,0 +1,389 @@
+"""ratewarden.asgi: rate limits for Starlette and FastAPI, fully asynchronous (every store call is ``Limiter.ahit``:
+the event loop never waits on the store).
+
+    limiter = RateLimiter(app, application="1000/minute", store="redis://127.0.0.1:6379")
+
+    @app.post("/login")
+    @limiter.limit("5/minute", key=keys.form("username"))      # FastAPI or Starlette endpoints alike
+    async def login(): ...
+
+    router = APIRouter(dependencies=[limiter.depends("100/minute")])   # FastAPI: a dependency, e.g. per router
+
+``RateLimiter(app)`` (or ``init_app(app)``) installs :class:`RateLimitMiddleware`: on the first request it wraps
+each app route that has limits (its own, else the default one, and the app-wide one unless exempt) so that they are
+checked once the router has found the route, and it writes the fields of every limit a request met. The options are
+those of every adapter (docs/python.md).
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, TypeVar, Union
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ._client_key import client_key
+from ._http import Checked, Gate, LimitSpec, Options, Refusal, Route, address_of, key_rejection
+from .keys import KeyPart
+
+__all__ = ["RateLimitExceeded", "RateLimitKeyError", "RateLimitMiddleware", "RateLimiter"]
+
+Scope = MutableMapping[str, Any]
+ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+KeyFunc = Callable[[Request], Any]
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SCOPE_KEY = "ratewarden"  # scope[_SCOPE_KEY]: the (gate, checked) of each check made on the request
+
+
+class RateLimitExceeded(HTTPException):
+    """Raised by a route limit that refuses (the middleware's exception handler answers it); ``refusal`` holds the
+    decision, the refused policy, the body."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.status, refusal.body.decode(),
+                         {"Retry-After": str(refusal.retry_after)} if refusal.status == 429 else None)
+        self.refusal = refusal
+
+
+class RateLimitKeyError(HTTPException):
+    """400: a route limit could make no key (``on_key_error = "reject"``)."""
+
+    def __init__(self) -> None:
+        status, body, _ = key_rejection("")
+        super().__init__(status, body.decode())
+
+
+class _Access:
+    """How the HTTP layer reads a Starlette ``Request``; a user's functions take the request (and may be async)."""
+
+    @staticmethod
+    def address_key(options: Options) -> Callable[[Request], str]:
+        proxies, subnet = options.proxy_count, options.ipv6_subnet
+
+        def key(req: Request) -> str:
+            client = req.scope.get("client")
+            peer = client[0] if client else ""
+            if proxies:
+                return address_of(peer, req.headers.getlist("x-forwarded-for"), proxies, subnet)
+            return peer if ":" not in peer else client_key(peer, subnet)
+
+        return key
+
+    @staticmethod
+    def header(req: Request, name: str) -> Optional[str]:
+        return req.headers.get(name)
+
+    @staticmethod
+    def user(req: Request) -> Any:
+        user = req.scope.get("user")
+        if user is None or not getattr(user, "is_authenticated", False):
+            return None
+        try:
+            return user.identity
+        except NotImplementedError:
+            return user.display_name
+
+    @staticmethod
+    def form(req: Request, name: str) -> Optional[str]:
+        form = req.scope.get("ratewarden.form")  # read (awaited) before the check; see RateLimiter._route_check
+        value = form.get(name) if form is not None else None
+        return value if isinstance(value, str) else None
+
+    @staticmethod
+    def call(func: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        return func
+
+
+class RateLimiter:
+    """The options and limits of one app. ``RateLimiter(app, **options)``, or ``RateLimiter(**options)`` then
+    ``init_app(app)``; ``key`` is the default key (a function of the request, maybe async, or a ``keys`` part)."""
+
+    def __init__(self, app: Any = None, *, key: Union[KeyFunc, KeyPart, None] = None, **options: Any) -> None:
+        self.options = Options.read(options, lambda name: name)
+        self.gate = Gate(self.options, _Access)
+        self.key = key
+        self._limits: Dict[Any, List[LimitSpec]] = {}  # by endpoint, in declaration order
+        self._exempt: set = set()
+        self._dependencies: set = set()  # the functions of depends(): a route with one has limits of its own
+        self._installed: Dict[int, int] = {}  # id(router) -> how many routes it had when they were wrapped
+        self._apps: List[Any] = []
+        self._lock = threading.Lock()
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Any) -> None:
+        """Installs the middleware on a Starlette or FastAPI app (and, once depends() is used, the exception handlers
+        of its refusals)."""
+        app.add_middleware(RateLimitMiddleware, limiter=self)
+        self._apps.append(app)
+        if self._dependencies:
+            self._add_handlers(app)
+
+    def _add_handlers(self, app: Any) -> None:
+        app.add_exception_handler(RateLimitExceeded, self._refusal_response)
+        app.add_exception_handler(RateLimitKeyError, _key_error_response)
+
+    def stats(self) -> Dict[str, int]:
+        """``refused``, ``shadow_refused``, ``store_failures``, ``key_failures``, ``allow_listed``, ``deny_listed``,
+        ``blocked`` since start, in this process."""
+        return self.gate.stats()
+
+    # --- route limits ----------------------------------------------------------------------------------------------
+
+    def limit(self, policy: str, **kw: Any) -> Callable[[F], F]:
+        """Decorator of an endpoint (Starlette or FastAPI, either side of the route decorator): ``policy`` per key.
+        Keywords: ``key``, ``cost``, ``methods``, ``algorithm``, ``burst``, ``on_store_error``, ``scope``,
+        ``shadow``, ``count_when`` (as Flask's ``limit``). The endpoint is unchanged: the middleware checks its limits once the
+        router has found its route (no FastAPI dependency to solve, no wrapper). Several all apply, top to bottom."""
+        spec = LimitSpec.make(policy, name=kw.get("scope"), **kw)
+
+        def decorator(endpoint: F) -> F:
+            self._limits.setdefault(endpoint, []).insert(0, spec)  # decorators run bottom-up
+            return endpoint
+
+        return decorator
+
+    def shared_limit(self, policy: str, scope: str, **kw: Any) -> Callable[[F], F]:
+        """:meth:`limit` counted once for every endpoint with the same ``scope``."""
+        return self.limit(policy, scope=scope, **kw)
+
+    def exempt(self, endpoint: F) -> F:
+        """Decorator: the endpoint has no app-wide or default limit."""
+        self._exempt.add(endpoint)
+        return endpoint
+
+    def depends(self, policy: str, **kw: Any) -> Any:
+        """A FastAPI dependency, for a router's or a route's ``dependencies=[limiter.depends("5/minute")]``
+        (keywords as :meth:`limit`). Each route it is on counts apart; it costs FastAPI's dependency solving, which
+        :meth:`limit` does not."""
+        from fastapi import Depends
+
+        spec = LimitSpec.make(policy, name=kw.get("scope"), **kw)
+        routes: Dict[Any, Route] = {}
+
+        async def rate_limit(request: Request) -> None:
+            scope = request.scope
+            checks = scope.get(_SCOPE_KEY)
+            if checks is None:
+                raise RuntimeError("ratewarden.asgi: depends() needs RateLimitMiddleware: RateLimiter(app) or "
+                                   "limiter.init_app(app) installs it (and routes mounted as plain ASGI apps are not "
+                                   "seen by it)")
+            gate = self.gate
+            if not gate.options.enabled:
+                return
+            app_route = scope.get("route")
+            route = routes.get(id(app_route))
+            if route is None:
+                route = routes[id(app_route)] = self._dependency_route(spec, rate_limit, app_route)
+            if gate.skip is not None and await _maybe(gate.skip(request)):
+                return
+            if route.needs_form and "ratewarden.form" not in scope:
+                scope["ratewarden.form"] = await request.form()
+            checked = await gate.acheck(route, request, request.method)
+            if checked is None:
+                return
+            checks.append(checked)
+            if checked.key_error is not None:
+                raise RateLimitKeyError()
+            if checked.refused >= 0:
+                raise RateLimitExceeded(gate.refusal(checked, with_fields=False))
+
+        if not self._dependencies:
+            for app in self._apps:
+                self._add_handlers(app)
+        self._dependencies.add(rate_limit)
+        return Depends(rate_limit)
+
+    def _dependency_route(self, spec: LimitSpec, function: Any, app_route: Any) -> Route:
+        """A dependency's limit on one route: counted by the route's endpoint and the dependency's rank among the
+        route's rate-limit dependencies (declaration order: the same in every process)."""
+        endpoint = getattr(app_route, "endpoint", None)
+        name = getattr(app_route, "name", None) or getattr(endpoint, "__name__", "route")
+        rid = _qualified_name(endpoint) if endpoint is not None else name
+        ours = [d.call for d in _dependencies(app_route) if d.call in self._dependencies]
+        rank = ours.index(function) + 1 if function in ours else 1
+        if len(self._limits_of(endpoint)) + rank > 1:  # the endpoint's decorator limits come first
+            rid = f"{rid}#dep{rank}"
+        if len(ours) > 1 and spec.name is None:
+            name = f"{name}-{rank}"
+        return self.gate.route([spec], name, rid, self.key, app_wide=False)
+
+    async def _refusal_response(self, request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RateLimitExceeded)
+        return await self.refusal_response(request, exc.refusal)
+
+    async def refusal_response(self, request: Request, refusal: Refusal) -> Response:
+        """The 429 (without the rate-limit fields: the middleware adds them), or the custom handler's answer."""
+        handler = self.options.refusal
+        if callable(handler):
+            return await _maybe(handler(request, refusal))
+        return Response(refusal.body, refusal.status, media_type=refusal.content_type)
+
+    # --- the middleware's part -------------------------------------------------------------------------------------
+
+    def _limits_of(self, endpoint: Any) -> List[LimitSpec]:
+        for f in _chain(endpoint):
+            specs = self._limits.get(f)
+            if specs is not None:
+                return specs
+        return []
+
+    def install(self, router: Any) -> None:
+        """Wraps each route of ``router`` (and of the routers mounted in it) that has limits — its own, else the
+        default one, and the app-wide one unless it is exempt — so that they are checked once the router has found
+        it. Done on the first request, and again when routes were added."""
+        with self._lock:
+            routes = getattr(router, "routes", [])
+            if self._installed.get(id(router)) == len(routes):
+                return
+            for app_route in routes:
+                sub = getattr(app_route, "routes", None)
+                if sub is not None and hasattr(app_route, "path"):  # a Mount: its own router
+                    self.install(getattr(app_route, "app", app_route))
+                    continue
+                endpoint = getattr(app_route, "endpoint", None)
+                if endpoint is None or getattr(app_route, "_ratewarden", False):
+                    continue
+                own = self._limits_of(endpoint)
+                exempt = any(f in self._exempt for f in _chain(endpoint))
+                has_dependency = any(d.call in self._dependencies for d in _dependencies(app_route))
+                specs = own or ([self.gate.default_spec] if self.gate.default_spec is not None and not exempt
+                                and not has_dependency else [])
+                name = getattr(app_route, "name", None) or getattr(endpoint, "__name__", "route")
+                route = self.gate.route(specs, name, _qualified_name(endpoint), self.key, app_wide=not exempt)
+                app_route._ratewarden = True
+                if route.checks or has_dependency:
+                    app_route.app = _RouteApp(self, route, app_route.app)
+            self._installed[id(router)] = len(routes)
+
+
+class _RouteApp:
+    """An app route's ASGI app with its limits checked first (the route's own, else the default one; the app-wide
+    one), and the fields of every limit the request met (depends()'s too) added to the response's start."""
+
+    def __init__(self, limiter: RateLimiter, route: Route, app: ASGIApp) -> None:
+        self.limiter = limiter
+        self.route = route
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        limiter, route = self.limiter, self.route
+        if not limiter.options.enabled:
+            await self.app(scope, receive, send)
+            return
+        gate = limiter.gate
+        checks: List[Checked] = []
+        scope[_SCOPE_KEY] = checks
+
+        status: List[int] = []
+
+        async def send_with_fields(message: Any) -> None:
+            if checks and message["type"] == "http.response.start":
+                fields = gate.fields_of(checks)
+                if fields:
+                    # An app's own fields of these names are replaced, but for its Retry-After.
+                    headers = [(n, v) for n, v in message.get("headers", ()) if n.lower() not in _REPLACED]
+                    own_wait = any(n.lower() == b"retry-after" for n, _ in headers)
+                    headers += [(n.encode("latin-1"), v.encode("latin-1")) for n, v in fields
+                                if not own_wait or n != "Retry-After"]
+                    message["headers"] = headers
+                status.append(message["status"])
+            await send(message)
+            if status and message["type"] == "http.response.body" and not message.get("more_body", False):
+                for checked in checks:  # once the response is sent: a refund never delays it
+                    if checked.charged:
+                        await gate.asettle(checked, status[0])
+
+        if route.checks:
+            request = Request(scope, receive)
+            if gate.skip is None or not await _maybe(gate.skip(request)):
+                if route.needs_form:
+                    # The body is read for the key, then given again to the endpoint.
+                    body = await request.body()
+                    scope["ratewarden.form"] = await request.form()
+                    receive = _replay(body, receive)
+                checked = await gate.acheck(route, request, scope["method"])
+                if checked is not None:
+                    checks.append(checked)
+                    if checked.key_error is not None:
+                        status, body_, content_type = key_rejection(checked.key_error)
+                        await Response(body_, status, media_type=content_type)(scope, receive, send)
+                        return
+                    if checked.refused >= 0:
+                        response = await limiter.refusal_response(request, gate.refusal(checked, with_fields=False))
+                        await response(scope, receive, send_with_fields)
+                        return
+        await self.app(scope, receive, send_with_fields)
+
+
+class RateLimitMiddleware:
+    """The ASGI middleware: on the first request (and when routes were added), it wraps the app's routes that have
+    limits (see ``RateLimiter.install``); then it only passes requests on."""
+
+    def __init__(self, app: ASGIApp, limiter: RateLimiter) -> None:
+        self.app = app
+        self.limiter = limiter
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        router = getattr(scope.get("app"), "router", None)
+        if router is not None and self.limiter._installed.get(id(router)) != len(router.routes):
+            self.limiter.install(router)
+        await self.app(scope, receive, send)
+
+
+_REPLACED = frozenset(n.encode() for n in ("ratelimit", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining",
+                                          "ratelimit-reset", "x-ratelimit-limit", "x-ratelimit-remaining",
+                                          "x-ratelimit-reset"))
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """A receive that gives ``body`` once, then what ``receive`` gives (a disconnect)."""
+    sent = False
+
+    async def replayed() -> Any:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+def _qualified_name(f: Any) -> str:
+    return f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', getattr(f, '__name__', repr(f)))}"
+
+
+def _chain(f: Any) -> List[Any]:
+    """``f`` and what it wraps (functools.wraps sets ``__wrapped__``)."""
+    out = []
+    while f is not None and len(out) < 100:
+        out.append(f)
+        f = getattr(f, "__wrapped__", None)
+    return out
+
+
+async def _key_error_response(request: Request, exc: Exception) -> Response:
+    status, body, content_type = key_rejection("")
+    return Response(body, status, media_type=content_type)
+
+
+async def _maybe(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _dependencies(route: Any) -> List[Any]:
+    """A FastAPI route's dependencies, nested ones included, in declaration order (depth first)."""
+    out: List[Any] = []
+
+    def walk(dependant: Any) -> None:
+        for dep in getattr(dependant, "dependencies", ()):
+            out.append(dep)
+            walk(dep)
+
+    walk(getattr(route, "dependant", None))
+    return out
