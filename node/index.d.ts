@@ -62,6 +62,27 @@ export interface CallOptions {
   cost?: number;
 }
 
+export interface AcquireOptions extends CallOptions {
+  /** The longest wait accepted, in ms (default: no limit; 0: only a slot free now). */
+  timeoutMs?: number;
+  /** Aborting it rejects the wait with its reason and gives the slot back. */
+  signal?: AbortSignal;
+}
+
+export interface WrapOptions<A extends unknown[] = unknown[], T = unknown> extends AcquireOptions {
+  /** The key of every call, or a function of each call's arguments (called with its `this`). */
+  key: Key | ((this: T, ...args: A) => Key);
+}
+
+/** acquire's rejection when the wait would exceed timeoutMs: nothing was charged. */
+export declare class RateLimitTimeoutError extends Error {
+  readonly name: 'RateLimitTimeoutError';
+  readonly code: 'ERR_RATEWARDEN_RATE_LIMIT_TIMEOUT';
+  /** The refusal: retryAfterMs is the wait that would have been needed. */
+  readonly decision: Decision;
+  readonly timeoutMs: number;
+}
+
 export interface LimiterOptions {
   /** "100/minute", "10 per second", "5 per 30 seconds", "1000/1h", "2/500ms"; several joined by ";" or ",". */
   policy: string;
@@ -97,6 +118,17 @@ export declare class Limiter {
   reserve(key: Key, options?: ReserveOptions): Promise<Reservation>;
   /** Gives a reservation's slot back: true when it was (nothing was charged on the key after it). */
   cancel(key: Key, reservation: Reservation, options?: CallOptions): Promise<boolean>;
+  /**
+   * Waits for a slot of `cost` for `key` (a reservation, then one timer: docs/pacing.md) and resolves with the
+   * reservation. Rejects at once, charging nothing, with a RateLimitTimeoutError when the wait would exceed
+   * `timeoutMs`; with the signal's reason when it is aborted (the slot is given back first, where limiter.cancel can).
+   */
+  acquire(key: Key, options?: AcquireOptions): Promise<Reservation>;
+  /** A paced version of `fn`: each call acquires a slot first (then calls fn with the same `this` and arguments). */
+  wrap<A extends unknown[], R, T = unknown>(
+    fn: (this: T, ...args: A) => R | PromiseLike<R>,
+    options: WrapOptions<A, T>,
+  ): (this: T, ...args: A) => Promise<R>;
   /** hit, answered synchronously: the memory store only. */
   hitSync(key: Key, options?: CallOptions): Decision;
   /** hit, answered synchronously with only whether it is allowed (no decision is made): the memory store only. */
@@ -179,7 +211,8 @@ export type ErrorCode =
   | 'ERR_RATEWARDEN_STORE_UNAVAILABLE'
   | 'ERR_RATEWARDEN_STORE_TIMEOUT'
   | 'ERR_RATEWARDEN_STORE'
-  | 'ERR_RATEWARDEN_INTERNAL';
+  | 'ERR_RATEWARDEN_INTERNAL'
+  | 'ERR_RATEWARDEN_RATE_LIMIT_TIMEOUT';
 
 /** Every failure: an Error with one of these codes. */
 export interface RatewardenError extends Error {
@@ -192,6 +225,7 @@ export declare const codes: {
   readonly STORE_TIMEOUT: 'ERR_RATEWARDEN_STORE_TIMEOUT';
   readonly STORE: 'ERR_RATEWARDEN_STORE';
   readonly INTERNAL: 'ERR_RATEWARDEN_INTERNAL';
+  readonly RATE_LIMIT_TIMEOUT: 'ERR_RATEWARDEN_RATE_LIMIT_TIMEOUT';
 };
 
 /** The version of the native core, "major.minor.patch". */

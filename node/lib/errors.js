@@ -8,6 +8,7 @@ const codes = Object.freeze({
   STORE_TIMEOUT: 'ERR_RATEWARDEN_STORE_TIMEOUT',
   STORE: 'ERR_RATEWARDEN_STORE',
   INTERNAL: 'ERR_RATEWARDEN_INTERNAL',
+  RATE_LIMIT_TIMEOUT: 'ERR_RATEWARDEN_RATE_LIMIT_TIMEOUT',  // acquire: the wait would exceed timeoutMs
 });
 
 function invalidArgument(message, caller) {

@@ -5,6 +5,7 @@ const native = require('./native');
 const { codes } = require('./errors');
 const { Limiter } = require('./limiter');
 const { KeyList } = require('./lists');
+const { RateLimitTimeoutError } = require('./pacing');
 const { Store, TestClock } = require('./store');
 
-module.exports = { KeyList, Limiter, Store, TestClock, codes, version: native.version };
+module.exports = { KeyList, Limiter, RateLimitTimeoutError, Store, TestClock, codes, version: native.version };

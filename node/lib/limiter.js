@@ -13,6 +13,7 @@ const { fromCaller, fromNative, invalidArgument } = require('./errors');
 const { FIELDS, decisionAt, decisionList, reservationAt } = require('./decision');
 const { costOf, limiterOptions, maxWaitOf } = require('./options');
 const { Store, storeFor } = require('./store');
+const pacing = require('./pacing');
 
 const HIT = 0;
 const PEEK = 1;
@@ -128,6 +129,18 @@ class Limiter {
     } catch (error) {
       return Promise.reject(fromCaller(error, this.hitMany));
     }
+  }
+
+  // Waits for a slot: a reservation, then one timer (docs/pacing.md). Resolves with the reservation; rejects with a
+  // RateLimitTimeoutError at once, charging nothing, when the wait would exceed timeoutMs, and with the signal's
+  // reason when it is aborted (the slot is given back first, as limiter.cancel does).
+  acquire(key, options) {
+    return pacing.acquire(this, key, options, this.acquire);
+  }
+
+  // A paced version of the async function fn: each call acquires a slot of { key, cost, timeoutMs, signal } first.
+  wrap(fn, options) {
+    return pacing.wrap(this, fn, options, this.wrap);
   }
 
   // The memory store only: hit, answered synchronously.

@@ -13,6 +13,9 @@ test('import and require give the same adapters', async () => {
     for (const [key, value] of Object.entries(esm)) {
       if (key !== 'default') assert.equal(value, cjs[key], `${name}: ${key}`);
     }
+    if (name === 'ratewarden') {  // every name of require('ratewarden') can be imported by name
+      assert.deepEqual(Object.keys(esm).filter((k) => k !== 'default').sort(), Object.keys(cjs).sort());
+    }
   }
   assert.equal(typeof (await import('ratewarden/express')).rateLimit, 'function');
   assert.equal(typeof (await import('ratewarden/koa')).rateLimit, 'function');

@@ -35,9 +35,11 @@ def test_stub_names_match_the_module() -> None:
 
 def test_public_api() -> None:
     assert set(ratewarden.__all__) == {
-        "Decision", "Error", "InvalidArgumentError", "KeyList", "Limiter", "Policy", "Store", "StoreError", "StoreStats",
-        "TestClock", "__version__", "open_store",
+        "Decision", "Error", "InvalidArgumentError", "KeyList", "Limiter", "Paced", "Policy", "RateLimitTimeout",
+        "Store", "StoreError", "StoreStats", "TestClock", "__version__", "open_store",
     }
+    assert issubclass(ratewarden.RateLimitTimeout, ratewarden.Error)
+    assert issubclass(ratewarden.RateLimitTimeout, TimeoutError)
     assert issubclass(ratewarden.InvalidArgumentError, ValueError)
     assert issubclass(ratewarden.StoreError, ratewarden.Error)
 

@@ -10,6 +10,7 @@ from ._errors import Error, InvalidArgumentError, StoreError
 from ._limiter import Limiter, open_store
 from ._lists import KeyList
 from ._native import Decision, Policy, Store, StoreStats, TestClock, version
+from ._pacing import Paced, RateLimitTimeout
 
 __version__: str = version()
 
@@ -19,7 +20,9 @@ __all__ = [
     "InvalidArgumentError",
     "KeyList",
     "Limiter",
+    "Paced",
     "Policy",
+    "RateLimitTimeout",
     "Store",
     "StoreError",
     "StoreStats",

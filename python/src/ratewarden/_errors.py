@@ -9,7 +9,8 @@ class Error(Exception):
     """Base class of ratewarden's errors.
 
     ``code`` names the core's error code: ``"invalid_argument"``, ``"store_unavailable"``, ``"store_timeout"``,
-    ``"store_error"`` or ``"internal"``.
+    ``"store_error"`` or ``"internal"``; or ``"rate_limit_timeout"`` (``RateLimitTimeout``: a wait for a slot that
+    would exceed its timeout).
     """
 
     code: str

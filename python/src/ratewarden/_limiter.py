@@ -9,6 +9,7 @@ from typing import Iterable, List, Optional, Union
 
 from . import _native
 from ._native import Decision, Store
+from ._pacing import Pacing
 
 __all__ = ["Limiter", "open_store"]
 
@@ -33,12 +34,13 @@ def open_store(url: str) -> Store:
         return store
 
 
-class Limiter(_native.Limiter):
+class Limiter(Pacing, _native.Limiter):
     """Applies ``policy`` (``"100/minute"``, ``"10/second; 1000/hour"``) to keys through ``store``.
 
     ``hit``, ``allow``, ``peek``, ``refund``, ``reset``, ``hit_many``, ``reserve`` and ``cancel`` run in the core
     with the GIL released while they wait; ``ahit``, ``apeek``, ``arefund``, ``areset``, ``ahit_many``,
     ``areserve`` and ``acancel`` are their asyncio forms. A key is a ``str`` (UTF-8) or ``bytes`` of 1 to 4096 bytes.
+    ``acquire``, ``aacquire`` and ``paced`` wait for a slot (``Pacing``, docs/pacing.md).
     """
 
     def __init__(

@@ -47,6 +47,28 @@ async function api(): Promise<void> {
   new ratewarden.Limiter({ policy: '1/s' }).allowSync('k').remaining;
 }
 
+async function pacing(limiter: ratewarden.Limiter): Promise<void> {
+  const slot: ratewarden.Reservation = await limiter.acquire('partner-api', { cost: 1, timeoutMs: 500,
+    signal: AbortSignal.timeout(1000) });
+  const waited: number = slot.waitMs + slot.waitUs;
+  const send = limiter.wrap(async (host: string, n: number) => host.length + n, { key: (host) => `api:${host}` });
+  const sent: number = await send('example.org', 1);
+  const fixed = limiter.wrap((n: number) => n * 2, { key: Buffer.from('k'), timeoutMs: 0 });
+  const doubled: number = await fixed(21);
+  try {
+    await limiter.acquire('partner-api', { timeoutMs: 0 });
+  } catch (e) {
+    if (e instanceof ratewarden.RateLimitTimeoutError) console.log(e.decision.retryAfterMs, e.timeoutMs, e.code);
+  }
+  console.log(slot, waited, sent, doubled);
+  // @ts-expect-error the paced function keeps the parameters of fn
+  await send(1, 1);
+  // @ts-expect-error wrap needs a key
+  limiter.wrap(async () => 1, { cost: 1 });
+  // @ts-expect-error timeoutMs is a number of ms
+  await limiter.acquire('k', { timeoutMs: '1s' });
+}
+
 const app = express();
 app.use(rw.rateLimit({ limit: 100, window: 60_000, headers: 'draft-7', legacyHeaders: true }));
 app.post(
@@ -99,4 +121,4 @@ const koaMw: number = rwKoa.rateLimit().limiter.metrics.allowed;
 // @ts-expect-error Koa's handler takes (ctx, decision)
 rwKoa.rateLimit({ handler: (req: unknown, res: unknown, next: unknown, d: unknown) => undefined });
 
-console.log(api, key, scope, denied, fastifyApp, koaMw);
+console.log(api, pacing, key, scope, denied, fastifyApp, koaMw);
