@@ -541,10 +541,13 @@ static void test_store_stats(const char *redis_url) {
 /* Reservations (docs/c.md, "Pacing"): a second caller on "1/s" waits about a second, gives its slot back, and the
  * next caller gets that slot; the asynchronous form; a window algorithm and bad arguments are refused. */
 static atomic_int reserved_async;
+static int64_t next_ticket; /* the slot after the last one reserved: gcra "1/second", burst 1, a ticket per second */
 static void on_reserved(void *user_data, int status, const rw_reservation_t *r, const char *errmsg) {
   (void)user_data;
-  (void)errmsg;
-  CHECK(status == RW_OK && r != NULL && r->decision.allowed == 1 && r->wait_us > 1000000);
+  if (status != RW_OK || r == NULL || r->ticket != next_ticket)
+    fprintf(stderr, "rw_reserve_async: status %d (%s), ticket %lld, expected %lld\n", status, errmsg ? errmsg : "",
+            r ? (long long)r->ticket : 0LL, (long long)next_ticket);
+  CHECK(status == RW_OK && r != NULL && r->decision.allowed == 1 && r->ticket == next_ticket);
   atomic_store(&reserved_async, 1);
 }
 
@@ -563,7 +566,8 @@ static void test_reservations(const char *url) {
     struct timespec ts = {r.wait_us / 1000000, (long)(r.wait_us % 1000000) * 1000};
     nanosleep(&ts, NULL);
   }
-  CHECK(r.decision.allowed && r.wait_us > 900000 && r.wait_us <= 1000000 && r.ticket != 0);
+  /* The next slot, one second after the first (the tickets are the store's instants: no timing in the check). */
+  CHECK(r.decision.allowed && r.wait_us > 0 && r.wait_us <= 1000000 && r.ticket == first.ticket + 1000000);
   CHECK(rw_reserve(api, key, keylen, 1, 0, &slot, &err) == RW_OK);
   CHECK(slot.decision.allowed == 0 && slot.decision.retry_after_us > 0); /* nothing charged: */
   CHECK(rw_reserve(api, key, keylen, 1, 5000000, &slot, &err) == RW_OK && slot.decision.allowed);
@@ -571,8 +575,10 @@ static void test_reservations(const char *url) {
   CHECK(rw_cancel(api, key, keylen, 1, &slot, &given, &err) == RW_OK && given == 1);
   CHECK(rw_cancel(api, key, keylen, 1, &slot, &given, &err) == RW_OK && given == 0); /* once */
   CHECK(rw_reserve(api, key, keylen, 1, 5000000, &again, &err) == RW_OK && again.ticket == slot.ticket);
+  next_ticket = again.ticket + 1000000;
+  atomic_store(&reserved_async, 0);
   CHECK(rw_reserve_async(api, key, keylen, 1, 5000000, on_reserved, NULL, &err) == RW_OK);
-  for (int i = 0; i < 500 && !atomic_load(&reserved_async); ++i) nanosleep(&(struct timespec){0, 1000000}, NULL);
+  for (int i = 0; i < 5000 && !atomic_load(&reserved_async); ++i) nanosleep(&(struct timespec){0, 1000000}, NULL);
   CHECK(atomic_load(&reserved_async) == 1);
   EXPECT_ERROR(rw_reserve(api, key, keylen, 1, -1, &r, &err), RW_ERR_INVALID_ARGUMENT, "max_wait");
   EXPECT_ERROR(rw_reserve(api, key, keylen, 1, 0, NULL, &err), RW_ERR_INVALID_ARGUMENT, "reservation is NULL");
