@@ -162,9 +162,13 @@ Decision Limiter::reserve(std::string_view key, int64_t cost, int64_t max_wait_u
   return decide(key, cost, Mode::reserve, max_wait_us);
 }
 
+bool Limiter::cancellable(const Decision& reservation) const {
+  return reservation.allowed && reservation.ticket != 0 && policies_.size() == 1;
+}
+
 bool Limiter::cancel(std::string_view key, int64_t cost, const Decision& reservation) {
   validate(key, cost);
-  if (!reservation.allowed || reservation.ticket == 0 || policies_.size() != 1) return false;
+  if (!cancellable(reservation)) return false;
   return decide(key, cost, Mode::cancel, reservation.ticket).allowed;
 }
 
@@ -260,7 +264,7 @@ void Limiter::reserve_async(std::string_view key, int64_t cost, int64_t max_wait
 void Limiter::cancel_async(std::string_view key, int64_t cost, const Decision& reservation, DecisionCallback done,
                            Completion where) {
   validate(key, cost);
-  if (!reservation.allowed || reservation.ticket == 0 || policies_.size() != 1) {
+  if (!cancellable(reservation)) {
     static const Decision not_given;
     return deliver(std::move(done), where)(&not_given, nullptr);
   }

@@ -118,6 +118,8 @@ class Limiter {
   // The call for one key, with the whole storage keys built in `keys` unless it is null (stores taking key parts).
   StoreCall call_for(std::string_view key, int64_t cost, Mode mode, std::vector<std::string>* keys,
                      int64_t mode_arg = 0) const;
+  // Whether `reservation` has a slot this limiter can try to give back (an allowed one with a ticket, one policy).
+  bool cancellable(const Decision& reservation) const;
   // Throws InvalidArgument unless the policies can take reservations and max_wait_us >= 0.
   void validate_reserve(int64_t max_wait_us) const;
   // What a call of `mode` answers when the store fails and on_store_error is not raise.

@@ -1,3 +1,24 @@
+-- combine_decisions (decide_all.cpp), for decide and refund: `results` holds 6 integers per policy {allowed, limit,
+-- remaining, reset_after, retry_after, used}; among the policies that agree with the outcome, the largest
+-- retry_after, then the lowest remaining, then the first. Returns the chosen policy's 6 integers and its index from 0.
+CREATE OR REPLACE FUNCTION @schema@.rw1_combine(results bigint[], all_allowed boolean)
+RETURNS bigint[] LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  chosen int;
+  best_retry bigint;
+  best_remaining bigint;
+BEGIN
+  FOR i IN 1 .. array_length(results, 1) / 6 LOOP
+    IF (results[6 * i - 5] = 1) = all_allowed AND (chosen IS NULL OR results[6 * i - 1] > best_retry OR
+        (results[6 * i - 1] = best_retry AND results[6 * i - 3] < best_remaining)) THEN
+      chosen := i;
+      best_retry := results[6 * i - 1];
+      best_remaining := results[6 * i - 3];
+    END IF;
+  END LOOP;
+  RETURN results[6 * chosen - 5 : 6 * chosen] || (chosen - 1)::bigint;
+END $$;
+
 -- One call on every policy of one key, atomically: the twin of decide_all.cpp (and decide_all.lua).
 -- keys[i] is the storage key of policy i (algos[i], lims[i], periods[i], extras[i]: Policy::option_value); test_now
 -- is the test clock's time (µs) or NULL for the database's clock. Returns {allowed (1/0), limit, remaining,
@@ -20,9 +41,6 @@ DECLARE
   d record;
   all_allowed boolean := true;
   out_states text[];
-  chosen int;
-  best_retry bigint;
-  best_remaining bigint;
   results bigint[] := '{}';
 BEGIN
   -- A test clock stands still between steps while the database's clock runs: a grace minute keeps the sweep from
@@ -83,17 +101,7 @@ BEGIN
         WHERE key = keys[i];
     END LOOP;
   END IF;
-  -- combine_decisions: among the policies that agree with the outcome, the largest retry_after, then the lowest
-  -- remaining, then the first.
-  FOR i IN 1 .. n LOOP
-    IF (results[6 * i - 5] = 1) = all_allowed AND (chosen IS NULL OR results[6 * i - 1] > best_retry OR
-        (results[6 * i - 1] = best_retry AND results[6 * i - 3] < best_remaining)) THEN
-      chosen := i;
-      best_retry := results[6 * i - 1];
-      best_remaining := results[6 * i - 3];
-    END IF;
-  END LOOP;
-  RETURN results[6 * chosen - 5 : 6 * chosen] || (chosen - 1)::bigint;
+  RETURN @schema@.rw1_combine(results, all_allowed);
 END $$;
 
 -- The background sweep: deletes the expired rows among those of blocks [from_block, from_block + blocks) (a TID
@@ -306,9 +314,6 @@ DECLARE
   d record;
   all_allowed boolean := true;
   results bigint[] := '{}';
-  chosen int;
-  best_retry bigint;
-  best_remaining bigint;
 BEGIN
   IF test_now IS NOT NULL THEN grace := 60000000; END IF;  -- decide's grace minute
   PERFORM 1 FROM @schema@.@table@ t WHERE t.key = ANY(keys) ORDER BY t.key FOR UPDATE;
@@ -328,14 +333,5 @@ BEGIN
                                 d.retry_after, d.used];
     all_allowed := all_allowed AND d.allowed;
   END LOOP;
-  -- combine_decisions, as decide does.
-  FOR i IN 1 .. n LOOP
-    IF (results[6 * i - 5] = 1) = all_allowed AND (chosen IS NULL OR results[6 * i - 1] > best_retry OR
-        (results[6 * i - 1] = best_retry AND results[6 * i - 3] < best_remaining)) THEN
-      chosen := i;
-      best_retry := results[6 * i - 1];
-      best_remaining := results[6 * i - 3];
-    END IF;
-  END LOOP;
-  RETURN results[6 * chosen - 5 : 6 * chosen] || (chosen - 1)::bigint;
+  RETURN @schema@.rw1_combine(results, all_allowed);
 END $$;

@@ -552,38 +552,30 @@ class Gate:
 
     # --- the lists (docs/key-lists.md) ---
 
-    def _listed(self, raw: Any, key: Union[str, bytes]) -> Union[None, str, Decision]:
-        """"allow", "deny", a blocked client's refusal, or None: the limit decides."""
+    def _listed(self, raw: Any, key: Union[str, bytes]) -> Union[None, str, float]:
+        """"allow", "deny", the seconds a block has left, or None: the limit decides."""
         o = self.options
         if o.allow_list is not None and o.allow_list.contains(_key_bytes(raw)):
             return "allow"
         if o.deny_list is not None and o.deny_list.contains(_key_bytes(raw)):
             return "deny"
-        return self._block(self.blocked.expires_in(key)) if self.blocked is not None else None
+        return (self.blocked.expires_in(key) or None) if self.blocked is not None else None
 
-    async def _alisted(self, raw: Any, key: Union[str, bytes]) -> Union[None, str, Decision]:
+    async def _alisted(self, raw: Any, key: Union[str, bytes]) -> Union[None, str, float]:
         o = self.options
         if o.allow_list is not None and await o.allow_list.acontains(_key_bytes(raw)):
             return "allow"
         if o.deny_list is not None and await o.deny_list.acontains(_key_bytes(raw)):
             return "deny"
-        if self.blocked is None:
-            return None
-        return self._block(await self.blocked.aexpires_in(key))
+        return (await self.blocked.aexpires_in(key) or None) if self.blocked is not None else None
 
-    @staticmethod
-    def _block(seconds: float) -> Optional[Decision]:
-        if seconds <= 0:
-            return None
-        wait = int(seconds * 1e6)
-        return Decision(allowed=False, limit=0, remaining=0, reset_after_us=wait, retry_after_us=wait, used=0)
-
-    def _apply_listing(self, checked: Checked, i: int, check: Check, listed: Union[str, Decision]) -> bool:
+    def _apply_listing(self, checked: Checked, i: int, check: Check, listed: Union[str, float]) -> bool:
         """True when the request is refused."""
         if listed == "allow":
             with self._lock:
                 self.counts["allow_listed"] += 1
             return False
+        limit = check.limiter.policies[0].limit
         if listed == "deny":
             with self._lock:
                 self.counts["deny_listed"] += 1
@@ -591,15 +583,12 @@ class Gate:
                 self.failure_log(logging.WARNING, "shadow", "ratewarden (shadow mode): a deny-listed client would "
                                  "have been refused")
                 return False
-            checked.refused, checked.refusal, checked.forbidden = i, Gate._block(1.0), True
+            checked.refused, checked.forbidden = i, True
+            checked.refusal = _exhausted(limit, 1_000_000)  # no field shows it: a 403 tells of no quota
             return True
         with self._lock:
             self.counts["blocked"] += 1
-        assert isinstance(listed, Decision)
-        blocked = Decision(allowed=False, limit=check.limiter.policies[0].limit, remaining=0,
-                           reset_after_us=listed.reset_after_us, retry_after_us=listed.retry_after_us,
-                           used=check.limiter.policies[0].limit)
-        checked.decisions[i] = blocked
+        blocked = checked.decisions[i] = _exhausted(limit, int(listed * 1e6))  # the limit's, until the block ends
         return self._refuse(checked, i, check, blocked)
 
     def _refuse(self, checked: Checked, i: int, check: Check, decision: Decision) -> bool:
@@ -758,6 +747,11 @@ def _distinct(names: List[str]) -> List[str]:
             name = f"{name}-{seen[name]}"
         out.append(name)
     return out
+
+
+def _exhausted(limit: int, wait_us: int) -> Decision:
+    """A refusal with nothing left for `wait_us`: a blocked client's, a deny-listed one's."""
+    return Decision(allowed=False, limit=limit, remaining=0, reset_after_us=wait_us, retry_after_us=wait_us, used=limit)
 
 
 def _key_bytes(raw: Any) -> Union[str, bytes]:
