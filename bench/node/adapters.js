@@ -18,8 +18,8 @@ const path = require('node:path');
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 7);
 const SECONDS = Number(process.env.BENCH_SECONDS || 1);  // wrk takes whole seconds
 const FRAMEWORKS = (process.env.BENCH_FRAMEWORKS || 'express,fastify,koa').split(',');
-const VARIANTS = ['bare', 'rw-memory', 'rw-redis', 'peer-memory', 'peer-redis'];
-const CASES = ['rw-memory', 'rw-redis', 'peer-memory', 'peer-redis'].flatMap((variant) =>
+const VARIANTS = ['bare', 'fields', 'rw-memory', 'rw-redis', 'peer-memory', 'peer-redis'];
+const CASES = ['fields', 'rw-memory', 'rw-redis', 'peer-memory', 'peer-redis'].flatMap((variant) =>
   [false, true].map((denied) => ({ variant, denied })));
 const PEERS = { express: 'express-rate-limit', fastify: '@fastify/rate-limit', koa: 'koa-ratelimit' };
 
@@ -123,6 +123,11 @@ async function run(redisPort) {
         compare(`${what} over the bare app`, ours, bare[f], store === 'memory' ? 0.95 : 0.85);
         const peer = rps[`${f}:${CASES.findIndex((p) => p.variant === `peer-${store}` && p.denied === c.denied)}`];
         compare(`${what} over ${PEERS[f]}`, ours, peer, 1);
+        // The floor: the bare app sending the same fields (and denial), with no limiting — no target of its own.
+        if (store === 'memory') {
+          compare(`${what} over the same fields without limiting (floor)`, ours,
+            rps[`${f}:${CASES.findIndex((p) => p.variant === 'fields' && p.denied === c.denied)}`], null);
+        }
       });
     }
     return rows;

@@ -7,6 +7,9 @@
 // @fastify/rate-limit, koa-ratelimit; Redis through ioredis). Two routes, each answering a short text:
 // - "/": 10^9 per hour per client address: every request is allowed and pays for a full decision;
 // - "/denied": 1 per day per client address, to be used up before measuring: every request is then refused.
+// The variant "fields" is the floor of the memory-store cases: the bare app answering with the very header fields
+// (and, on "/denied", the 429 with its body) that ratewarden's adapter sends, with no limiting at all — what the
+// fields the issue asks for cost by themselves.
 
 const path = require('node:path');
 
@@ -15,6 +18,17 @@ const LIMIT = 1e9;
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 let built = 0;
+
+// The fields of ratewarden's answers on the two routes (node/lib/headers.js, draft-8), made by hand: `n` counts down
+// as the allowed route's remaining does.
+let n = LIMIT;
+const FIELDS = {
+  '/': () => [['RateLimit-Policy', '"1000000000-in-1hr";q=1000000000;w=3600'],
+    ['RateLimit', `"1000000000-in-1hr";r=${--n};t=3600`]],
+  '/denied': () => [['RateLimit-Policy', '"1-in-1day";q=1;w=86400'], ['RateLimit', '"1-in-1day";r=0;t=86400'],
+    ['Retry-After', '86400']],
+};
+const DENIAL = 'Too many requests, please try again later.';
 
 function build(framework, variant, redisPort) {
   const prefix = `bench-adapters-${framework}-${process.pid}-${++built}`;
@@ -32,6 +46,13 @@ function build(framework, variant, redisPort) {
     const app = express();
     const limit = (max, windowMs) => {
       if (variant === 'bare') return [];
+      if (variant === 'fields') {
+        return [(req, res, next) => {
+          for (const [name, value] of FIELDS[req.path]()) res.setHeader(name, value);
+          if (max === 1) res.status(429).type('text/plain; charset=utf-8').send(DENIAL);
+          else next();
+        }];
+      }
       if (variant.startsWith('rw-')) return [require('ratewarden/express').rateLimit(ours(max, windowMs))];
       const options = { limit: max, windowMs, standardHeaders: 'draft-7', legacyHeaders: false };
       if (onRedis) {
@@ -50,6 +71,13 @@ function build(framework, variant, redisPort) {
     const app = require(path.join(modules, 'fastify'))();
     const route = (max, windowMs) => {
       if (variant === 'bare') return {};
+      if (variant === 'fields') {
+        return { onRequest: [(request, reply, done) => {
+          for (const [name, value] of FIELDS[request.url]()) reply.header(name, value);
+          if (max === 1) reply.code(429).type('text/plain; charset=utf-8').send(DENIAL);
+          else done();
+        }] };
+      }
       if (variant.startsWith('rw-')) return { config: { rateLimit: ours(max, windowMs) } };
       return { config: { rateLimit: { max, timeWindow: windowMs } } };
     };
@@ -69,6 +97,16 @@ function build(framework, variant, redisPort) {
     const compose = require(path.join(modules, 'koa-compose'));
     const app = new Koa();
     const limit = (max, windowMs) => {
+      if (variant === 'fields') {
+        return (ctx, next) => {
+          for (const [name, value] of FIELDS[ctx.path]()) ctx.set(name, value);
+          if (max !== 1) return next();
+          ctx.status = 429;
+          ctx.type = 'text/plain; charset=utf-8';
+          ctx.body = DENIAL;
+          return undefined;
+        };
+      }
       if (variant.startsWith('rw-')) return require('ratewarden/koa').rateLimit(ours(max, windowMs));
       return require(path.join(modules, 'koa-ratelimit'))({
         driver: onRedis ? 'redis' : 'memory', db: onRedis ? ioredis() : new Map(), duration: windowMs, max,

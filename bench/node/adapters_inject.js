@@ -16,8 +16,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS || 15);
 const REQUESTS = Number(process.env.BENCH_REQUESTS || 4000);  // per measure
 const IN_FLIGHT = 32;
 const FRAMEWORKS = (process.env.BENCH_FRAMEWORKS || 'express,fastify,koa').split(',');
-const VARIANTS = ['bare', 'rw-memory', 'rw-redis', 'peer-memory', 'peer-redis'];
-const CASES = ['rw-memory', 'rw-redis', 'peer-memory', 'peer-redis'].flatMap((variant) =>
+const VARIANTS = ['bare', 'fields', 'rw-memory', 'rw-redis', 'peer-memory', 'peer-redis'];
+const CASES = ['fields', 'rw-memory', 'rw-redis', 'peer-memory', 'peer-redis'].flatMap((variant) =>
   [false, true].map((denied) => ({ variant, denied })));
 const PEERS = { express: 'express-rate-limit', fastify: '@fastify/rate-limit', koa: 'koa-ratelimit' };
 
@@ -79,6 +79,12 @@ async function run(redisPort) {
       const overPeer = rps[i].map((x, r) => x / peer[r]);
       rows.push({ section: 'inject', what: `${what} over ${PEERS[f]} (rounds ${spread(overPeer)})`,
         ours: format(median(rps[i])), peer: format(median(peer)), ratio: median(overPeer), target: 1 });
+      if (store === 'memory') {  // the floor: the bare app sending the same fields (and denial), no limiting
+        const floor = rps[CASES.findIndex((p) => p.variant === 'fields' && p.denied === c.denied)];
+        const overFloor = rps[i].map((x, r) => x / floor[r]);
+        rows.push({ section: 'inject', what: `${what} over the same fields without limiting (rounds ${spread(overFloor)})`,
+          ours: format(median(rps[i])), peer: format(median(floor)), ratio: median(overFloor), target: null });
+      }
     });
   }
   return rows;

@@ -273,6 +273,52 @@ for (const framework of FRAMEWORKS) {
         });
       }
 
+      if (storeName === 'redis') {
+        test('a refund that fails after the response: the answer is delivered, the failure logged once, nothing hangs', async () => {
+          const dead = new RedisServer();
+          await dead.start();
+          const url = `${dead.url}?timeout=200ms&connect_timeout=200ms&circuit_backoff=100ms`;
+          const { lines, logger } = logs();
+          // countWhen runs once the response is sent: the first request hangs the store (SIGSTOP) right then, so its
+          // refund times out; the second kills it, so its refund finds no server.
+          let fault = 'stop';
+          const countWhen = async () => {
+            if (fault === 'stop') await dead.stop();
+            if (fault === 'kill') await dead.kill();
+            fault = undefined;
+            return false;
+          };
+          const until = async (what) => {
+            for (let i = 0; i < 100 && !what(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+            assert.ok(what(), lines.join('\n'));
+          };
+          try {
+            await withApp(framework, {
+              routes: [
+                { method: 'GET', path: '/r', limits: [scoped({ limit: 5, store: url, countWhen, logger })] },
+                { method: 'GET', path: '/m', limits: [scoped({ limit: 5 })] },
+              ],
+            }, async (server) => {
+              const first = await server.request('/r');
+              assert.deepEqual([first.status, first.headers.ratelimit], [200, '"5-in-1min";r=4;t=60']);
+              // The refund waits out the store's timeout on its own; the app goes on answering meanwhile.
+              assert.equal((await server.request('/m')).status, 200);
+              await until(() => lines.some((l) => /could not be given back \(ERR_RATEWARDEN_STORE_TIMEOUT/.test(l)));
+              await dead.cont();
+              fault = 'kill';
+              assert.equal((await server.request('/r')).status, 200);
+              await new Promise((resolve) => setTimeout(resolve, 300));
+              // The second failure falls within the log's interval: no second line for it.
+              assert.equal(lines.filter((l) => /given back/.test(l)).length, 1, lines.join('\n'));
+              const after = await server.request('/r');  // fail open, and says so
+              assert.deepEqual([after.status, after.headers['ratelimit-skipped']], [200, 'store-unavailable']);
+            });
+          } finally {
+            await dead.close();
+          }
+        });
+      }
+
       test('adversarial: every connection dropped with 100 requests in flight; the app answers afterwards', () =>
         withApp(framework, { routes: [route('/d', scoped({ limit: 1000, key: 'header:x-k' }))] }, async (server) => {
           const inFlight = server.many('/d', Array.from({ length: 100 }, (_, i) => ({ 'x-k': `drop-${i % 7}` })));
