@@ -32,8 +32,10 @@ if ARGV[2] ~= 'f' and #KEYS == 1 and #ARGV == 6 and ARGV[3] == '' then
 end
 
 -- Several policies under the server clock: the same reads, every count written only when all policies allow a hit
--- (decide_all.lua's rules), and decide_all.lua's 7-integer reply, the policy reported chosen as combine_decisions
--- does. Arrays of numbers only, no function.
+-- (decide_all.lua's rules), the policy reported chosen as combine_decisions does. Arrays of numbers only, no
+-- function. Replies with one integer: x * n + index - 1, x being the one-policy reply above for the reported policy
+-- with left = its retry_after for a denial (a whole period when its window is empty; commands.cpp, from_indexed),
+-- and -1 - that for a denial; decide_all.lua's 7-integer reply where it would not be exact.
 if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and ARGV[3] == '' and tonumber(ARGV[1]) then
   local n, cost = #KEYS, tonumber(ARGV[1])
   local counts, lefts, all = {}, {}, true
@@ -67,5 +69,7 @@ if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and ARGV[3] == '' and
     end
   end
   local limit, count = tonumber(ARGV[3 * index + 1]), counts[index]
+  local x = ((all and lefts[index] or retry) * (limit + 1) + remaining) * n + index - 1
+  if count == limit - remaining and remaining >= 0 and x < 9007199254740992 then return all and x or -1 - x end
   return {all and 1 or 0, limit, remaining, count > 0 and lefts[index] * 1000 or 0, retry * 1000, count, index - 1}
 end

@@ -51,8 +51,9 @@ if ARGV[2] ~= 'f' and #KEYS == 1 and #ARGV == 6 then
 end
 
 -- Several policies: each state read once, every state written only when all policies allow a hit (decide_all.lua's
--- rules), and decide_all.lua's 7-integer reply, the policy reported chosen as combine_decisions does. Arrays of
--- numbers only, no function.
+-- rules), the policy reported chosen as combine_decisions does. Arrays of numbers only, no function. A hit or peek
+-- replies with one integer: reset_after * n + index - 1 for the reported policy (commands.cpp, from_indexed), -1 -
+-- that for a denial; decide_all.lua's 7-integer reply where it would not be exact; a reservation with 8.
 if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1]) and (ARGV[3] == '' or tonumber(ARGV[3])) then
   local n, cost = #KEYS, tonumber(ARGV[1])
   local now, grace_ms = tonumber(ARGV[3]), 1000
@@ -112,6 +113,8 @@ if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1])
       index, retry, remaining, reset = i, r, left, tat - now
     end
   end
+  local x = reset * n + index - 1
+  if x < 9007199254740992 then return all and x or -1 - x end
   local burst = tonumber(ARGV[3 * index + 3])
   return {all and 1 or 0, burst, remaining, reset, retry, burst - remaining, index - 1}
 end

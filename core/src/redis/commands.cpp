@@ -17,17 +17,19 @@ void throw_reply_error(const RedisRequest& req, const std::string& name) {
 
 namespace {
 
-// The one-integer reply of a one-policy fast path (<algorithm>_fast.lua): x for an allowed call, -1 - x for a denial.
-Decision from_integer(const RedisRequest& req, int64_t v) {
+// The one-integer reply of a fast path (<algorithm>_fast.lua) on policy p: x for an allowed call, -1 - x for a
+// denial.
+Decision from_integer(const RedisRequest& req, const Policy& p, int64_t v) {
   const bool allowed = v >= 0;
   const int64_t x = allowed ? v : -1 - v;
-  const Policy& p = req.policy;
   Decision d;
   if (p.algorithm == Algorithm::fixed_window) {
-    // x = left_ms * (limit + 1) + remaining; a denial waits for the window's end.
+    // x = left_ms * (limit + 1) + remaining; a denial waits left_ms (the window's end, or for an empty window a
+    // whole period); an empty window has no reset.
     const int64_t remaining = x % (p.limit + 1);
     const int64_t left_us = x / (p.limit + 1) * 1000;
-    d = Decision{allowed, p.limit, remaining, left_us, allowed ? 0 : left_us, p.limit - remaining, 0};
+    d = Decision{allowed, p.limit, remaining, remaining == p.limit ? 0 : left_us, allowed ? 0 : left_us,
+                 p.limit - remaining, 0};
   } else if (p.algorithm == Algorithm::sliding_window) {
     // x = reset_after_us * (limit + 1) + remaining, for an allowed call only (a denial replies with the table).
     const int64_t remaining = x % (p.limit + 1);
@@ -53,7 +55,7 @@ Decision from_integer(const RedisRequest& req, int64_t v) {
 // The two-integer replies of gcra_fast.lua's one-policy reserve {tat - now, ticket} and cancel {given, tat - now}.
 Decision from_pair(const RedisRequest& req, int64_t a, int64_t b) {
   if (req.mode == Mode::reserve) {
-    Decision d = from_integer(req, a);
+    Decision d = from_integer(req, req.policy, a);
     d.ticket = b;
     return d;
   }
@@ -61,6 +63,20 @@ Decision from_pair(const RedisRequest& req, int64_t a, int64_t b) {
   GcraState state{b};
   gcra(state, 0, req.policy, req.cost, Mode::peek, d);
   d.allowed = a == 1;
+  return d;
+}
+
+// The one-integer reply of a several-policy fast path: x * n + policy_index, where x is the reported policy's own
+// one-integer reply (for a denial, -1 - that).
+Decision from_indexed(const RedisRequest& req, int64_t v) {
+  const auto n = static_cast<int64_t>(req.policies.size());
+  const bool allowed = v >= 0;
+  const int64_t packed = allowed ? v : -1 - v;
+  const auto index = static_cast<int32_t>(packed % n);
+  const int64_t x = packed / n;
+  Decision d = from_integer(req, req.policies[index], allowed ? x : -1 - x);
+  d.allowed = allowed;
+  d.policy_index = index;
   return d;
 }
 
@@ -74,6 +90,10 @@ void build_script_call(RedisRequest& req, const StoreCall& call, const std::stri
   req.script = &script.body;
   req.argc = argc;
   req.policy = call.policies[0];
+  if (call.count > 1)
+    req.policies.assign(call.policies, call.policies + call.count);
+  else
+    req.policies.clear();
   req.cost = call.cost;
   req.mode = call.mode;
   RespWriter w(req.command, argc);
@@ -105,11 +125,12 @@ void build_delete(RedisRequest& req, const std::string* keys, size_t count) {
 Decision to_decision(const RedisRequest& req, const std::string& name) {
   // decide_all.lua's reply (prelude.lua): one policy {allowed (1/0), remaining, reset_after, retry_after[, used]},
   // the limit being the policy's capacity and used = limit - remaining when left out; several policies {allowed,
-  // limit, remaining, reset_after, retry_after, used, policy_index}. Or one integer, from a one-policy fast path.
+  // limit, remaining, reset_after, retry_after, used, policy_index}. Or one integer, from a fast path.
   const redisReply* r = req.reply.get();
   if (req.error_message.empty() && r != nullptr && r->type == REDIS_REPLY_INTEGER) {
     if (r->integer < 0 && req.policy.algorithm == Algorithm::sliding_window) throw_reply_error(req, name);
-    return from_integer(req, r->integer);
+    if (!req.policies.empty()) return from_indexed(req, r->integer);
+    return from_integer(req, req.policy, r->integer);
   }
   // Reservations and cancels (gcra_fast.lua): {a, b} for one policy; several: the 7 integers, and the wait when
   // allowed.

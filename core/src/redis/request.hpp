@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <hiredis/hiredis.h>
 
@@ -32,8 +33,9 @@ struct RedisRequest {
   size_t argc = 0;
   size_t args_offset = 0;
   // A script call: the first policy, the cost and the mode, what its short replies leave out (commands.cpp,
-  // to_decision).
+  // to_decision); with several policies, all of them (their one-integer reply names the policy it reports on).
   Policy policy;
+  std::vector<Policy> policies;
   int64_t cost = 0;
   Mode mode = Mode::hit;
 
