@@ -153,6 +153,47 @@ TEST(RedisStore, ServerClockFixedWindowOfAHugeLimit) {
   EXPECT_LE(d.reset_after_us, kPeriodUs);
 }
 
+// Several fixed-window policies under the server clock reply with one integer naming the policy reported (or the
+// table where it is not exact): every field of the decision survives it, an empty window's too.
+TEST(RedisStore, ServerClockFixedWindowSeveralPolicies) {
+  Limiter limiter("3 per 300s; 5 per 1000s", redis("?prefix=fwmulti"));
+  limiter.reset("k");
+  EXPECT_EQ(limiter.peek("k"), (Decision{true, 3, 3, 0, 0, 0, 0}));  // nothing counted: no reset
+  for (int i = 0; i < 3; ++i) {
+    const Decision d = limiter.hit("k");
+    EXPECT_TRUE(d.allowed);
+    EXPECT_EQ(d.remaining, 2 - i);
+    EXPECT_EQ(d.used, i + 1);
+    EXPECT_EQ(d.policy_index, 0);
+    EXPECT_GT(d.reset_after_us, 290 * kS);
+    EXPECT_LE(d.reset_after_us, 300 * kS);
+  }
+  const Decision denied = limiter.hit("k");
+  EXPECT_FALSE(denied.allowed);
+  EXPECT_EQ(denied.policy_index, 0);
+  EXPECT_EQ(denied.used, 3);
+  EXPECT_EQ(denied.retry_after_us, denied.reset_after_us);
+  EXPECT_GT(denied.retry_after_us, 290 * kS);
+  // The second policy reported: its remaining is the lowest once the first's window is given more room.
+  Limiter other("5 per 300s; 2 per 1000s", redis("?prefix=fwmulti2"));
+  other.reset("k");
+  Decision d = other.hit("k");
+  EXPECT_EQ(d.policy_index, 1);
+  EXPECT_EQ(d.limit, 2);
+  EXPECT_EQ(d.remaining, 1);
+  EXPECT_EQ(d.reset_after_us, 1000 * kS);
+  other.hit("k");
+  d = other.hit("k");
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.policy_index, 1);
+  EXPECT_EQ(d.used, 2);
+  // Where x * n + index is not exact below 2^53, the table, with the same decision.
+  Limiter huge("1000000000 per 3650d; 1000000000 per 3649d", redis("?prefix=fwmultihuge"));
+  huge.reset("k");
+  d = huge.hit("k", 3);
+  EXPECT_EQ(d, (Decision{true, 1000000000, 1000000000 - 3, 3650LL * 86400 * kS, 0, 3, 0}));
+}
+
 // Under the server clock a sliding window's hits in its newest bucket rewrite only the state's head (SETRANGE): the
 // TTL set when the bucket opened stays. One integer carries an allowed decision where it is exact; the largest limit
 // per hour (reset_after * (limit + 1) >= 2^53) replies with the table, and decides the same.
