@@ -34,10 +34,35 @@ struct Answer {
   std::string message;
 };
 
+// The futures of answers that came after their loop was closed (asyncio.run ending with calls in flight): the I/O
+// thread cannot release them without the GIL, so the next Completions made or drained does (release_orphans). Never
+// destroyed: the I/O thread may still push into it while the interpreter exits.
+struct Orphans {
+  std::mutex mu;
+  std::vector<PyObject*> futures;
+};
+Orphans& orphans() {
+  static auto* o = new Orphans;
+  return *o;
+}
+
+// With the GIL.
+void release_orphans() {
+  std::vector<PyObject*> futures;
+  {
+    Orphans& o = orphans();
+    std::lock_guard<std::mutex> lock(o.mu);
+    if (o.futures.empty()) return;
+    futures.swap(o.futures);
+  }
+  for (PyObject* f : futures) Py_DECREF(f);
+}
+
 // What the I/O thread touches; it outlives the Completions while answers are still on their way.
 struct Queue {
   std::mutex mu;
   std::vector<Answer> answers;
+  bool closed = false;  // the Completions is gone: answers go to the orphans
   int fd = -1;
   ~Queue() {
     if (fd >= 0) ::close(fd);
@@ -46,6 +71,12 @@ struct Queue {
     bool wake;
     {
       std::lock_guard<std::mutex> lock(mu);
+      if (closed) {
+        Orphans& o = orphans();
+        std::lock_guard<std::mutex> orphans_lock(o.mu);
+        o.futures.push_back(answer.future);
+        return;
+      }
       wake = answers.empty();
       answers.push_back(std::move(answer));
     }
@@ -60,12 +91,22 @@ struct Queue {
 class Completions {
  public:
   Completions() : queue_(std::make_shared<Queue>()) {
+    release_orphans();
     queue_->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (queue_->fd < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
   }
-  // With the GIL (the loop's reader is gone): answers that arrive later keep their future forever — a loop closed
-  // with calls in flight.
-  ~Completions() { settle(); }
+  // With the GIL, once the loop's reader is gone (the loop closed: only its reader holds a Completions, see
+  // ratewarden._limiter._completions). The answers not drained are dropped (a closed loop's futures cannot be
+  // settled), those that arrive later are orphans; the eventfd closes with the last call in flight.
+  ~Completions() {
+    std::vector<Answer> answers;
+    {
+      std::lock_guard<std::mutex> lock(queue_->mu);
+      queue_->closed = true;
+      answers.swap(queue_->answers);
+    }
+    for (Answer& a : answers) Py_DECREF(a.future);
+  }
 
   int fileno() const { return queue_->fd; }
 
@@ -149,7 +190,13 @@ class Completions {
     uint64_t count;
     ssize_t n = ::read(queue_->fd, &count, sizeof count);
     (void)n;
-    settle();
+    std::vector<Answer> answers;
+    {
+      std::lock_guard<std::mutex> lock(queue_->mu);
+      answers.swap(queue_->answers);
+    }
+    settle(answers);
+    release_orphans();
   }
 
  private:
@@ -164,12 +211,7 @@ class Completions {
     };
   }
 
-  void settle() {
-    std::vector<Answer> answers;
-    {
-      std::lock_guard<std::mutex> lock(queue_->mu);
-      answers.swap(queue_->answers);
-    }
+  static void settle(std::vector<Answer>& answers) {
     for (Answer& a : answers) {
       py::object future = py::reinterpret_steal<py::object>(a.future);
       try {

@@ -91,6 +91,40 @@ def test_exit_with_calls_in_flight(slow_redis: str) -> None:
     assert "Error" not in result.stderr and "Fatal" not in result.stderr, result.stderr
 
 
+def test_loops_closed_with_calls_in_flight_leak_nothing(slow_redis: str) -> None:
+    # asyncio.run ending while calls are on their way, again and again: each loop's eventfd is closed and the loop
+    # itself freed once its calls come back (their answers are dropped), not kept alive by the futures they hold.
+    code = f"""
+import asyncio, gc, os, time, weakref, ratewarden
+limiter = ratewarden.Limiter("1000000/minute", "{slow_redis}")
+loops = []
+
+async def launch():
+    loops.append(weakref.ref(asyncio.get_running_loop()))
+    for i in range(20):
+        asyncio.ensure_future(limiter.ahit(f"k{{i}}"))
+    await asyncio.sleep(0)
+
+async def one():  # as many in flight as launch(): every connection of the pool is open before counting
+    await asyncio.gather(*(limiter.ahit(f"w{{i}}") for i in range(20)))
+
+asyncio.run(one())
+before = len(os.listdir("/proc/self/fd"))
+for _ in range(30):
+    asyncio.run(launch())
+time.sleep(0.5)  # every call launched is answered by now (DELAY_S each, in parallel)
+asyncio.run(one())  # releases the futures that came back to closed loops
+gc.collect()
+print(len(os.listdir("/proc/self/fd")) - before, sum(r() is not None for r in loops))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    fds, alive = map(int, result.stdout.split())
+    assert fds <= 0, f"{fds} descriptors more after 30 loops closed with 20 calls in flight each"
+    assert alive == 0, f"{alive} of 30 closed loops still alive"
+    assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr, result.stderr
+
+
 def test_apeek_areset_ahit_many_match_their_sync_forms(store_url: str) -> None:
     limiter = ratewarden.Limiter("2/minute", store_url, prefix="async-forms")
     limiter.reset("a")

@@ -135,14 +135,19 @@ class Limiter(Pacing, _native.Limiter):
         return f"Limiter({policy!r}, store={self.store!r}, algorithm={self.algorithm!r}, prefix={self.prefix!r})"
 
 
-# One Completions per event loop: its eventfd is the loop's reader for every asynchronous call made on it.
-_loops: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _native.Completions]" = weakref.WeakKeyDictionary()
+# One Completions per event loop: its eventfd is the loop's reader for every asynchronous call made on it. The
+# reader is what keeps it alive, so that closing the loop frees it (and its eventfd) even with calls in flight,
+# whose futures would otherwise keep the loop, and a map holding it, alive.
+_loops: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.ref[_native.Completions]]" = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _completions(loop: asyncio.AbstractEventLoop) -> _native.Completions:
-    completions = _loops.get(loop)
+    ref = _loops.get(loop)
+    completions = None if ref is None else ref()
     if completions is None:
         completions = _native.Completions()
         loop.add_reader(completions.fileno(), completions.drain)
-        _loops[loop] = completions
+        _loops[loop] = weakref.ref(completions)
     return completions
