@@ -1,5 +1,5 @@
 """Every HTTP adapter over real HTTP on 127.0.0.1 under its usual server — FastAPI and Starlette under uvicorn, Django
-and Flask under gunicorn — on the memory store and on Redis, with the same routes (tests/python/apps) and the same
+and Flask under gunicorn, and Django under uvicorn as an ASGI app (django-asgi) — on the memory store and on Redis, with the same routes (tests/python/apps) and the same
 expectations: one option set, one behaviour."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pytest
 from redis_server import RedisServer, free_port
 
 APPS = Path(__file__).with_name("apps")
-ADAPTERS = ["fastapi", "starlette", "django", "flask"]
+ADAPTERS = ["fastapi", "starlette", "django", "django-asgi", "flask"]
 _prefixes = itertools.count()
 _clients = itertools.count(1)
 
@@ -69,9 +69,11 @@ def serve(adapter: str, store: str, options: Optional[Dict[str, Any]] = None, wo
            "RW_TEST_OPTIONS": json.dumps({"proxy_count": 1, **(options or {})}), "PYTHONPATH": str(APPS),
            **(extra_env or {})}
     bind = ["-b", f"127.0.0.1:{port}", "--chdir", str(APPS)]
-    if adapter in ("fastapi", "starlette"):
+    if adapter in ("fastapi", "starlette", "django-asgi"):
         env["RW_APP"] = adapter
-        cmd = [sys.executable, "-m", "uvicorn", "asgi_app:app", "--host", "127.0.0.1", "--port", str(port),
+        env["DJANGO_SETTINGS_MODULE"] = "django_app"
+        app = "django_app:asgi_application" if adapter == "django-asgi" else "asgi_app:app"
+        cmd = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
                "--app-dir", str(APPS), "--log-level", "warning", "--workers", str(workers)]
     else:
         module = "django_app:application" if adapter == "django" else "flask_gunicorn_app:app"
@@ -287,19 +289,32 @@ def test_store_failure_fail_open_and_closed(adapter: str, own_redis: RedisServer
         assert "fail open" in lines[0]
 
 
-def test_django_limit_without_the_middleware() -> None:
-    with serve("django", "memory://", extra_env={"RW_NO_MIDDLEWARE": "1"}) as s:
+@pytest.mark.parametrize("adapter", ["django", "django-asgi"])
+def test_django_limit_without_the_middleware(adapter: str) -> None:
+    with serve(adapter, "memory://", extra_env={"RW_NO_MIDDLEWARE": "1"}) as s:
         me = client()
-        answers = [s.get("/items", client=me) for _ in range(4)]
-        assert [a[0] for a in answers] == [200, 200, 200, 429]
-        assert answers[0][1]["ratelimit"] == '"items";r=2;t=60' and answers[3][1]["retry-after"] == "60"
+        for path in ("/items", "/aitems"):  # a sync view and an async one
+            answers = [s.get(path, client=me) for _ in range(4)]
+            assert [a[0] for a in answers] == [200, 200, 200, 429], path
+            assert answers[0][1]["ratelimit"] == f'"{path[1:]}";r=2;t=60' and answers[3][1]["retry-after"] == "60"
         assert [s.get("/twice", client=me)[0] for _ in range(3)] == [200, 200, 429]
 
 
-@pytest.mark.parametrize("adapter", ["fastapi", "starlette"])
+@pytest.mark.parametrize("adapter", ["django", "django-asgi"])
+def test_django_async_view_with_the_middleware(adapter: str) -> None:
+    with serve(adapter, "memory://", {"application": "100/minute"}) as s:
+        me = client()
+        answers = [s.get("/aitems", client=me) for _ in range(4)]
+        assert [a[0] for a in answers] == [200, 200, 200, 429]
+        assert answers[0][1]["ratelimit"] == '"application";r=99;t=60, "aitems";r=2;t=60'
+        assert answers[3][1]["retry-after"] == "60" and answers[3][2].startswith("429 Too Many Requests")
+
+
+@pytest.mark.parametrize("adapter", ["fastapi", "starlette", "django-asgi"])
 def test_asgi_never_blocks_the_event_loop(adapter: str, slow_redis: str) -> None:
     # Every store call takes 50 ms more (delay_proxy.py): 48 requests in flight at once on one uvicorn worker
-    # finish in about one delay each, not 48 in a row, and an unlimited route answers meanwhile.
+    # finish in about one delay each, not 48 in a row, and an unlimited route answers meanwhile. (Django: its sync
+    # views run one at a time in its thread; the limit is decided before, on the event loop, all at once.)
     with serve(adapter, slow_redis) as s:
         run = next(_clients)
         s.get("/api", headers={"X-API-Key": f"warm-{run}"})

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import inspect
 import threading
-from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, TypeVar, Union
+from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Tuple, TypeVar, Union
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -257,7 +257,7 @@ class RateLimiter:
                 route = self.gate.route(specs, name, _qualified_name(endpoint), self.key, app_wide=not exempt)
                 app_route._ratewarden = True
                 if route.checks or has_dependency:
-                    app_route.app = _RouteApp(self, route, app_route.app)
+                    app_route.app = _RouteApp(self, route, app_route.app, has_dependency)
             self._installed[id(router)] = len(routes)
 
 
@@ -265,39 +265,21 @@ class _RouteApp:
     """An app route's ASGI app with its limits checked first (the route's own, else the default one; the app-wide
     one), and the fields of every limit the request met (depends()'s too) added to the response's start."""
 
-    def __init__(self, limiter: RateLimiter, route: Route, app: ASGIApp) -> None:
+    def __init__(self, limiter: RateLimiter, route: Route, app: ASGIApp, has_dependency: bool) -> None:
         self.limiter = limiter
+        self.gate = limiter.gate
+        self.enabled = limiter.options.enabled
         self.route = route
         self.app = app
+        self.has_dependency = has_dependency
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        limiter, route = self.limiter, self.route
-        if not limiter.options.enabled:
+        if not self.enabled:
             await self.app(scope, receive, send)
             return
-        gate = limiter.gate
+        gate, route = self.gate, self.route
         checks: List[Checked] = []
         scope[_SCOPE_KEY] = checks
-
-        status: List[int] = []
-
-        async def send_with_fields(message: Any) -> None:
-            if checks and message["type"] == "http.response.start":
-                fields = gate.fields_of(checks)
-                if fields:
-                    # An app's own fields of these names are replaced, but for its Retry-After.
-                    headers = [(n, v) for n, v in message.get("headers", ()) if n.lower() not in _REPLACED]
-                    own_wait = any(n.lower() == b"retry-after" for n, _ in headers)
-                    headers += [(n.encode("latin-1"), v.encode("latin-1")) for n, v in fields
-                                if not own_wait or n != "Retry-After"]
-                    message["headers"] = headers
-                status.append(message["status"])
-            await send(message)
-            if status and message["type"] == "http.response.body" and not message.get("more_body", False):
-                for checked in checks:  # once the response is sent: a refund never delays it
-                    if checked.charged:
-                        await gate.asettle(checked, status[0])
-
         if route.checks:
             request = Request(scope, receive)
             if gate.skip is None or not await _maybe(gate.skip(request)):
@@ -306,7 +288,9 @@ class _RouteApp:
                     body = await request.body()
                     scope["ratewarden.form"] = await request.form()
                     receive = _replay(body, receive)
-                checked = await gate.acheck(route, request, scope["method"])
+                method = scope["method"]
+                checked = gate.check(route, request, method) if route.sync else await gate.acheck(route, request,
+                                                                                                  method)
                 if checked is not None:
                     checks.append(checked)
                     if checked.key_error is not None:
@@ -314,10 +298,68 @@ class _RouteApp:
                         await Response(body_, status, media_type=content_type)(scope, receive, send)
                         return
                     if checked.refused >= 0:
-                        response = await limiter.refusal_response(request, gate.refusal(checked, with_fields=False))
-                        await response(scope, receive, send_with_fields)
+                        await self._refuse(scope, receive, send, request, checked)
                         return
-        await self.app(scope, receive, send_with_fields)
+        if checks or self.has_dependency:
+            await self.app(scope, receive, _FieldsSender(gate, checks, send))
+        else:  # nothing checked (skip): the response goes as the app makes it
+            await self.app(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, receive: Any, send: Any, request: Request, checked: Checked) -> None:
+        gate = self.gate
+        refusal = gate.refusal(checked, with_fields=False)
+        if callable(gate.options.refusal):
+            response = await self.limiter.refusal_response(request, refusal)
+            await response(scope, receive, _FieldsSender(gate, [checked], send))
+            return
+        # The refusal as Response(body, status, media_type=...) would send it, without making one.
+        headers = [(b"content-length", str(len(refusal.body)).encode()),
+                   (b"content-type", refusal.content_type.encode("latin-1")), *gate.raw_fields([checked])]
+        await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+        await send({"type": "http.response.body", "body": refusal.body})
+        if checked.charged:
+            await gate.asettle(checked, refusal.status)
+
+
+class _FieldsSender:
+    """The ``send`` of a limited request: adds the fields of the limits it met (``checks``, which depends() may still
+    extend) to the response's start and, once the response is sent, gives back what count_when does not count (a
+    refund never delays the response)."""
+
+    __slots__ = ("gate", "checks", "send", "status")
+
+    def __init__(self, gate: Gate, checks: List[Checked], send: Any) -> None:
+        self.gate = gate
+        self.checks = checks
+        self.send = send
+        self.status = 0
+
+    async def __call__(self, message: Any) -> None:
+        checks = self.checks
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            if checks:
+                fields = self.gate.raw_fields(checks)
+                if fields:
+                    message["headers"] = _with_fields(message.get("headers", ()), fields)
+            await self.send(message)
+            return
+        await self.send(message)
+        if self.status and checks and not message.get("more_body", False):
+            status, self.status = self.status, 0
+            for checked in checks:
+                if checked.charged:
+                    await self.gate.asettle(checked, status)
+
+
+def _with_fields(headers: Any, fields: List[Tuple[bytes, bytes]]) -> List[Tuple[bytes, bytes]]:
+    """An app's headers with ours: its own fields of these names are replaced, but for its Retry-After."""
+    out = [h for h in headers if h[0].lower() not in _REPLACED]
+    for field in fields:
+        if field[0] == b"Retry-After" and any(h[0].lower() == b"retry-after" for h in out):
+            continue
+        out.append(field)
+    return out
 
 
 class RateLimitMiddleware:
