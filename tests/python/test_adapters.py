@@ -217,6 +217,23 @@ def test_app_wide_and_default_limits(adapter: str) -> None:
         assert all(s.get("/health", client=me)[0] == 200 for _ in range(3))  # exempt from both
 
 
+@pytest.mark.parametrize("adapter", ["fastapi", "starlette"])
+def test_asgi_404s_mounts_and_routers_added_later(adapter: str) -> None:
+    with serve(adapter, "memory://", {"application": "8/minute", "default": "2/minute"}) as s:
+        me = client()
+        status, headers, _ = s.get("/nope", client=me)  # no route: the app-wide limit counts it
+        assert status == 404 and headers["ratelimit"] == '"application";r=7;t=60', headers
+        answers = [s.get("/plain/", client=me) for _ in range(3)]  # a plain ASGI app mounted: the default limit
+        assert [a[0] for a in answers] == [200, 200, 429], answers
+        assert answers[0][1]["ratelimit"] == '"application";r=6;t=60, "default";r=1;t=60'
+        assert [s.get("/r/x", client=me)[0] for _ in range(2)] == [200, 429]  # in an included router / a Mount
+        assert s.get("/late/y", client=me)[0] == 404
+        assert s.request("POST", "/late")[0] == 200  # a router included (a route added) after serving requests
+        other = client()
+        assert [s.get("/late/y", client=other)[0] for _ in range(2)] == [200, 429]
+        assert [s.get("/nope", client=me)[0] for _ in range(2)] == [404, 429]  # 8 app-wide: 429 before routing
+
+
 @pytest.mark.parametrize("adapter", ADAPTERS)
 def test_problem_json_and_shadow_mode(adapter: str) -> None:
     with serve(adapter, "memory://", {"refusal": "problem"}) as s:
@@ -385,6 +402,39 @@ def test_count_only_failed_sign_ins(server: Server) -> None:
     assert [sign_in("right") for _ in range(6)] == [200] * 6  # more than the limit: none of them counted
     assert [sign_in("wrong") for _ in range(4)] == [401, 401, 401, 429]
     assert sign_in("right") == 429  # three failures: locked out for the minute
+
+
+@pytest.mark.parametrize("mode", ["kill", "stop"])
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_refund_failing_after_the_response(adapter: str, mode: str, own_redis: RedisServer) -> None:
+    # count_when gives a successful sign-in's hit back once the response is made; the store dies (or hangs: SIGSTOP)
+    # while three sign-ins are in their endpoints: each is still answered, in about the store's timeout at most, the
+    # failed refunds make one log line, not three, and the server goes on answering.
+    url = own_redis.url + "?timeout=200ms&connect_timeout=200ms"
+    with serve(adapter, url) as s:
+        user = f"user{next(_clients)}"
+        assert s.request("POST", "/signin", form={"username": user, "password": "wrong"})[0] == 401
+        with ThreadPoolExecutor(3) as pool:
+            pending = [pool.submit(s.request, "POST", "/signin", form={"username": f"{user}-{i}", "password": "right"},
+                                   headers={"X-Slow": "1"}) for i in range(3)]
+            deadline = time.monotonic() + 5
+            while int(own_redis.cli("DBSIZE")) < 4 and time.monotonic() < deadline:  # each hit made (a key each)
+                time.sleep(0.01)
+            assert int(own_redis.cli("DBSIZE")) == 4  # and now in the endpoint for 0.6 s
+            own_redis.kill() if mode == "kill" else own_redis.stop()
+            start = time.monotonic()
+            statuses = [f.result(timeout=10)[0] for f in pending]
+            elapsed = time.monotonic() - start
+        assert statuses == [200] * 3
+        assert elapsed < 2.5, elapsed
+        assert s.get("/health")[0] == 200
+        time.sleep(0.3)
+        lines = s.log_lines("ratewarden: the store failed")
+        assert len(lines) == 1, s.log.read_text()  # three failed refunds, one line
+        assert "kept a hit its count_when did not count" in lines[0], lines
+        assert "Traceback" not in s.log.read_text()
+        if mode == "stop":
+            own_redis.cont()
 
 
 def test_bad_options_fail_at_start_up() -> None:

@@ -4,6 +4,7 @@ settings.RATEWARDEN's upper-case form). The routes are asgi_app.py's."""
 
 import json
 import os
+import time
 
 from asgiref.sync import iscoroutinefunction
 from django.core.asgi import get_asgi_application
@@ -111,6 +112,8 @@ def health(request):
 @csrf_exempt
 @limit("3/minute", key=keys.form("username"), count_when=lambda status: status >= 400)
 def signin(request):
+    if request.headers.get("X-Slow"):  # the answer takes 0.6 s (a test stops the store meanwhile)
+        time.sleep(0.6)
     ok = request.POST.get("password") == "right"
     return HttpResponse("welcome", content_type="text/plain", status=200 if ok else 401)
 
