@@ -217,6 +217,15 @@ def test_app_wide_and_default_limits(adapter: str) -> None:
         assert all(s.get("/health", client=me)[0] == 200 for _ in range(3))  # exempt from both
 
 
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_disabled(adapter: str) -> None:
+    with serve(adapter, "memory://", {"enabled": False, "application": "1/minute"}) as s:
+        me = client()
+        for _ in range(3):
+            for answer in (s.get("/items", client=me), s.request("POST", "/login", form={"username": "a"})):
+                assert answer[0] == 200 and not any(k.startswith("ratelimit") for k in answer[1]), answer
+
+
 @pytest.mark.parametrize("adapter", ["fastapi", "starlette"])
 def test_asgi_404s_mounts_and_routers_added_later(adapter: str) -> None:
     with serve(adapter, "memory://", {"application": "8/minute", "default": "2/minute"}) as s:

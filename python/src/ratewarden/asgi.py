@@ -168,14 +168,13 @@ class RateLimiter:
 
         async def rate_limit(request: Request) -> None:
             scope = request.scope
-            checks = scope.get(_SCOPE_KEY)
-            if checks is None:
-                raise RuntimeError("ratewarden.asgi: depends() needs RateLimitMiddleware: RateLimiter(app) or "
-                                   "limiter.init_app(app) installs it (and routes mounted as plain ASGI apps are not "
-                                   "seen by it)")
             gate = self.gate
             if not gate.options.enabled:
                 return
+            checks = scope.get(_SCOPE_KEY)
+            if checks is None:
+                raise RuntimeError("ratewarden.asgi: depends() needs RateLimitMiddleware: RateLimiter(app) or "
+                                   "limiter.init_app(app) installs it")
             app_route = scope.get("route")
             route = routes.get(id(app_route))
             if route is None:
