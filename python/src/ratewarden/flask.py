@@ -355,8 +355,11 @@ class RateLimiter:
             headers = response.headers
             # werkzeug's add would check each value for a line break (a regular expression): ours have none.
             items = getattr(headers, "_list", None)
-            add = items.append if isinstance(items, list) else lambda field: headers.add(*field)
-            present = {name.lower() for name, _ in headers}
+            if isinstance(items, list):
+                add = items.append
+            else:
+                items, add = list(headers), lambda field: headers.add(*field)
+            present = {name.lower() for name, _ in items}
             for field in fields:
                 if field[0].lower() not in present:
                     add(field)  # werkzeug's set would search the headers for it once more
