@@ -110,7 +110,8 @@ class RateLimiter:
         self._limits: Dict[Any, List[LimitSpec]] = {}  # by endpoint, in declaration order
         self._exempt: set = set()
         self._dependencies: set = set()  # the functions of depends(): a route with one has limits of its own
-        self._watched: List[Tuple[Any, int]] = []  # each router met by install, and its number of routes then
+        # By id() of an app's router: each router install met in it, and its number of routes then.
+        self._watched: Dict[int, List[Tuple[Any, int]]] = {}
         self._apps: List[Any] = []
         self._lock = threading.Lock()
         if app is not None:
@@ -243,12 +244,12 @@ class RateLimiter:
                 return
             watched: List[Tuple[Any, int]] = []
             self._install(router, watched, set())
-            self._watched = watched
+            self._watched[id(router)] = watched
 
     def stale(self, router: Any) -> bool:
         """Whether ``router``'s routes (or those of a router met in it) changed since they were wrapped."""
-        watched = self._watched
-        if not watched or watched[0][0] is not router:
+        watched = self._watched.get(id(router))
+        if watched is None:
             return True
         for sub, count in watched:
             if len(sub.routes) != count:
