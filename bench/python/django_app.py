@@ -2,7 +2,9 @@
 (10^9 a minute per client address: every request allowed) and ``/denied`` (1 a day per address, used up when each
 worker loads the app, so every measured request is refused).
 
-BENCH_VARIANT = bare | ratewarden (ratewarden.django: its middleware and @limit) | django-ratelimit (@ratelimit with
+BENCH_VARIANT = bare | floor (no limiter: the fields ratewarden sends, as constant text, and with a redis://
+store one INCR per request through redis-py: what any limiter that sends those fields, and stores on Redis, pays at
+least) | ratewarden (ratewarden.django: its middleware and @limit) | django-ratelimit (@ratelimit with
 block=True and a 429 view; its counts in Django's cache: LocMemCache for memory://, RedisCache for Redis);
 BENCH_STORE = memory:// or a redis:// URL.
 """
@@ -33,7 +35,26 @@ def denied(request):
     return HttpResponse("hello\n", content_type="text/plain")
 
 
-if VARIANT == "ratewarden":
+if VARIANT == "floor":
+    import redis
+
+    ALLOWED_FIELDS = {"RateLimit-Policy": '"hello";q=1000000000;w=60', "RateLimit": '"hello";r=999999999;t=60'}
+    DENIED_FIELDS = {"RateLimit-Policy": '"denied";q=1;w=86400', "RateLimit": '"denied";r=0;t=86400',
+                     "Retry-After": "86400"}
+    DENIED_BODY = "429 Too Many Requests: 1/day exceeded; retry in 86400 s\n"
+    store = redis.Redis.from_url(STORE) if STORE != "memory://" else None
+
+    def hello(request):
+        if store is not None:
+            store.incr(f"bench-floor:{request.META['REMOTE_ADDR']}")
+        return HttpResponse("hello\n", content_type="text/plain", headers=ALLOWED_FIELDS)
+
+    def denied(request):
+        if store is not None:
+            store.incr(f"bench-floor-denied:{request.META['REMOTE_ADDR']}")
+        return HttpResponse(DENIED_BODY, status=429, content_type="text/plain; charset=utf-8", headers=DENIED_FIELDS)
+
+elif VARIANT == "ratewarden":
     from ratewarden.django import limit
 
     MIDDLEWARE = ["ratewarden.django.RateLimitMiddleware"]
@@ -63,7 +84,7 @@ urlpatterns = [path("", hello), path("denied", denied)]
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "django_app")
 application = get_wsgi_application()
 
-if VARIANT != "bare":
+if VARIANT not in ("bare", "floor"):
     # wrk connects from 127.0.0.1: use up that key's one request a day on /denied, in this worker.
     from django.test import Client
 

@@ -5,13 +5,15 @@ returning a short text.
 - ``/denied``: limited to 1 a day per client address, and that one request is made when the app is loaded (in every
   gunicorn worker, each of which has its own memory store), so every request of the benchmark is refused.
 
-BENCH_VARIANT = bare (no limiter: the baseline of both routes) | ratewarden | flask-limiter; BENCH_STORE = memory://
+BENCH_VARIANT = bare (no limiter: the baseline of both routes) | floor (no limiter: the fields ratewarden sends, as
+constant text, and with a redis:// store one INCR per request through redis-py: what any limiter that sends those
+fields, and stores on Redis, pays at least) | ratewarden | flask-limiter; BENCH_STORE = memory://
 or a redis:// URL. Both limiters send their rate-limit headers.
 """
 
 import os
 
-from flask import Flask
+from flask import Flask, request
 
 VARIANT = os.environ.get("BENCH_VARIANT", "bare")
 STORE = os.environ.get("BENCH_STORE", "memory://")
@@ -29,7 +31,27 @@ def denied() -> str:
     return "hello\n"
 
 
-if VARIANT == "ratewarden":
+if VARIANT == "floor":
+    ALLOWED_FIELDS = {"RateLimit-Policy": '"hello";q=1000000000;w=60', "RateLimit": '"hello";r=999999999;t=60'}
+    DENIED_FIELDS = {"RateLimit-Policy": '"denied";q=1;w=86400', "RateLimit": '"denied";r=0;t=86400',
+                     "Retry-After": "86400", "Content-Type": "text/plain; charset=utf-8"}
+    DENIED_BODY = "429 Too Many Requests: 1/day exceeded; retry in 86400 s\n"
+    if STORE != "memory://":
+        import redis
+
+        store = redis.Redis.from_url(STORE)
+
+    def hello() -> "tuple[str, dict]":  # type: ignore[no-redef]
+        if STORE != "memory://":
+            store.incr(f"bench-floor:{request.remote_addr}")
+        return "hello\n", ALLOWED_FIELDS
+
+    def denied() -> "tuple[str, int, dict]":  # type: ignore[no-redef]
+        if STORE != "memory://":
+            store.incr(f"bench-floor-denied:{request.remote_addr}")
+        return DENIED_BODY, 429, DENIED_FIELDS
+
+elif VARIANT == "ratewarden":
     from ratewarden.flask import RateLimiter
 
     limiter = RateLimiter(app, store=STORE, prefix="bench-http")
@@ -48,6 +70,6 @@ elif VARIANT != "bare":
 app.add_url_rule("/", view_func=hello)
 app.add_url_rule("/denied", view_func=denied)
 
-if VARIANT != "bare":
+if VARIANT not in ("bare", "floor"):
     # wrk connects from 127.0.0.1: use up that key's one request a day on /denied.
     app.test_client().get("/denied", environ_base={"REMOTE_ADDR": "127.0.0.1"})

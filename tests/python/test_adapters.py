@@ -1,5 +1,5 @@
 """Every HTTP adapter over real HTTP on 127.0.0.1 under its usual server — FastAPI and Starlette under uvicorn, Django
-and Flask under gunicorn — on the memory store and on Redis, with the same routes (tests/python/apps) and the same
+and Flask under gunicorn, and Django under uvicorn as an ASGI app (django-asgi) — on the memory store and on Redis, with the same routes (tests/python/apps) and the same
 expectations: one option set, one behaviour."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pytest
 from redis_server import RedisServer, free_port
 
 APPS = Path(__file__).with_name("apps")
-ADAPTERS = ["fastapi", "starlette", "django", "flask"]
+ADAPTERS = ["fastapi", "starlette", "django", "django-asgi", "flask"]
 _prefixes = itertools.count()
 _clients = itertools.count(1)
 
@@ -69,9 +69,11 @@ def serve(adapter: str, store: str, options: Optional[Dict[str, Any]] = None, wo
            "RW_TEST_OPTIONS": json.dumps({"proxy_count": 1, **(options or {})}), "PYTHONPATH": str(APPS),
            **(extra_env or {})}
     bind = ["-b", f"127.0.0.1:{port}", "--chdir", str(APPS)]
-    if adapter in ("fastapi", "starlette"):
+    if adapter in ("fastapi", "starlette", "django-asgi"):
         env["RW_APP"] = adapter
-        cmd = [sys.executable, "-m", "uvicorn", "asgi_app:app", "--host", "127.0.0.1", "--port", str(port),
+        env["DJANGO_SETTINGS_MODULE"] = "django_app"
+        app = "django_app:asgi_application" if adapter == "django-asgi" else "asgi_app:app"
+        cmd = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
                "--app-dir", str(APPS), "--log-level", "warning", "--workers", str(workers)]
     else:
         module = "django_app:application" if adapter == "django" else "flask_gunicorn_app:app"
@@ -216,6 +218,32 @@ def test_app_wide_and_default_limits(adapter: str) -> None:
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)
+def test_disabled(adapter: str) -> None:
+    with serve(adapter, "memory://", {"enabled": False, "application": "1/minute"}) as s:
+        me = client()
+        for _ in range(3):
+            for answer in (s.get("/items", client=me), s.request("POST", "/login", form={"username": "a"})):
+                assert answer[0] == 200 and not any(k.startswith("ratelimit") for k in answer[1]), answer
+
+
+@pytest.mark.parametrize("adapter", ["fastapi", "starlette"])
+def test_asgi_404s_mounts_and_routers_added_later(adapter: str) -> None:
+    with serve(adapter, "memory://", {"application": "8/minute", "default": "2/minute"}) as s:
+        me = client()
+        status, headers, _ = s.get("/nope", client=me)  # no route: the app-wide limit counts it
+        assert status == 404 and headers["ratelimit"] == '"application";r=7;t=60', headers
+        answers = [s.get("/plain/", client=me) for _ in range(3)]  # a plain ASGI app mounted: the default limit
+        assert [a[0] for a in answers] == [200, 200, 429], answers
+        assert answers[0][1]["ratelimit"] == '"application";r=6;t=60, "default";r=1;t=60'
+        assert [s.get("/r/x", client=me)[0] for _ in range(2)] == [200, 429]  # in an included router / a Mount
+        assert s.get("/late/y", client=me)[0] == 404
+        assert s.request("POST", "/late")[0] == 200  # a router included (a route added) after serving requests
+        other = client()
+        assert [s.get("/late/y", client=other)[0] for _ in range(2)] == [200, 429]
+        assert [s.get("/nope", client=me)[0] for _ in range(2)] == [404, 429]  # 8 app-wide: 429 before routing
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
 def test_problem_json_and_shadow_mode(adapter: str) -> None:
     with serve(adapter, "memory://", {"refusal": "problem"}) as s:
         me = client()
@@ -287,19 +315,32 @@ def test_store_failure_fail_open_and_closed(adapter: str, own_redis: RedisServer
         assert "fail open" in lines[0]
 
 
-def test_django_limit_without_the_middleware() -> None:
-    with serve("django", "memory://", extra_env={"RW_NO_MIDDLEWARE": "1"}) as s:
+@pytest.mark.parametrize("adapter", ["django", "django-asgi"])
+def test_django_limit_without_the_middleware(adapter: str) -> None:
+    with serve(adapter, "memory://", extra_env={"RW_NO_MIDDLEWARE": "1"}) as s:
         me = client()
-        answers = [s.get("/items", client=me) for _ in range(4)]
-        assert [a[0] for a in answers] == [200, 200, 200, 429]
-        assert answers[0][1]["ratelimit"] == '"items";r=2;t=60' and answers[3][1]["retry-after"] == "60"
+        for path in ("/items", "/aitems"):  # a sync view and an async one
+            answers = [s.get(path, client=me) for _ in range(4)]
+            assert [a[0] for a in answers] == [200, 200, 200, 429], path
+            assert answers[0][1]["ratelimit"] == f'"{path[1:]}";r=2;t=60' and answers[3][1]["retry-after"] == "60"
         assert [s.get("/twice", client=me)[0] for _ in range(3)] == [200, 200, 429]
 
 
-@pytest.mark.parametrize("adapter", ["fastapi", "starlette"])
+@pytest.mark.parametrize("adapter", ["django", "django-asgi"])
+def test_django_async_view_with_the_middleware(adapter: str) -> None:
+    with serve(adapter, "memory://", {"application": "100/minute"}) as s:
+        me = client()
+        answers = [s.get("/aitems", client=me) for _ in range(4)]
+        assert [a[0] for a in answers] == [200, 200, 200, 429]
+        assert answers[0][1]["ratelimit"] == '"application";r=99;t=60, "aitems";r=2;t=60'
+        assert answers[3][1]["retry-after"] == "60" and answers[3][2].startswith("429 Too Many Requests")
+
+
+@pytest.mark.parametrize("adapter", ["fastapi", "starlette", "django-asgi"])
 def test_asgi_never_blocks_the_event_loop(adapter: str, slow_redis: str) -> None:
     # Every store call takes 50 ms more (delay_proxy.py): 48 requests in flight at once on one uvicorn worker
-    # finish in about one delay each, not 48 in a row, and an unlimited route answers meanwhile.
+    # finish in about one delay each, not 48 in a row, and an unlimited route answers meanwhile. (Django: its sync
+    # views run one at a time in its thread; the limit is decided before, on the event loop, all at once.)
     with serve(adapter, slow_redis) as s:
         run = next(_clients)
         s.get("/api", headers={"X-API-Key": f"warm-{run}"})
@@ -370,6 +411,39 @@ def test_count_only_failed_sign_ins(server: Server) -> None:
     assert [sign_in("right") for _ in range(6)] == [200] * 6  # more than the limit: none of them counted
     assert [sign_in("wrong") for _ in range(4)] == [401, 401, 401, 429]
     assert sign_in("right") == 429  # three failures: locked out for the minute
+
+
+@pytest.mark.parametrize("mode", ["kill", "stop"])
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_refund_failing_after_the_response(adapter: str, mode: str, own_redis: RedisServer) -> None:
+    # count_when gives a successful sign-in's hit back once the response is made; the store dies (or hangs: SIGSTOP)
+    # while three sign-ins are in their endpoints: each is still answered, in about the store's timeout at most, the
+    # failed refunds make one log line, not three, and the server goes on answering.
+    url = own_redis.url + "?timeout=200ms&connect_timeout=200ms"
+    with serve(adapter, url) as s:
+        user = f"user{next(_clients)}"
+        assert s.request("POST", "/signin", form={"username": user, "password": "wrong"})[0] == 401
+        with ThreadPoolExecutor(3) as pool:
+            pending = [pool.submit(s.request, "POST", "/signin", form={"username": f"{user}-{i}", "password": "right"},
+                                   headers={"X-Slow": "1"}) for i in range(3)]
+            deadline = time.monotonic() + 5
+            while int(own_redis.cli("DBSIZE")) < 4 and time.monotonic() < deadline:  # each hit made (a key each)
+                time.sleep(0.01)
+            assert int(own_redis.cli("DBSIZE")) == 4  # and now in the endpoint for 0.6 s
+            own_redis.kill() if mode == "kill" else own_redis.stop()
+            start = time.monotonic()
+            statuses = [f.result(timeout=10)[0] for f in pending]
+            elapsed = time.monotonic() - start
+        assert statuses == [200] * 3
+        assert elapsed < 2.5, elapsed
+        assert s.get("/health")[0] == 200
+        time.sleep(0.3)
+        lines = s.log_lines("ratewarden: the store failed")
+        assert len(lines) == 1, s.log.read_text()  # three failed refunds, one line
+        assert "kept a hit its count_when did not count" in lines[0], lines
+        assert "Traceback" not in s.log.read_text()
+        if mode == "stop":
+            own_redis.cont()
 
 
 def test_bad_options_fail_at_start_up() -> None:

@@ -53,7 +53,7 @@ class Fields:
     in the limiter's order; what depends only on them (the policies' field texts) is built once, here, and each call
     adds only the decisions' numbers."""
 
-    __slots__ = ("legacy", "_style", "_names", "_policy", "_short_policies")
+    __slots__ = ("legacy", "_style", "_names", "_policy", "_short_policies", "call")
 
     def __init__(self, quotas: Sequence[Sequence[Quota]], style: Optional[str], legacy: bool) -> None:
         self.legacy = legacy
@@ -65,8 +65,26 @@ class Fields:
             for q, name in zip(qs, names)
         )
         self._short_policies = [", ".join(f"{q.limit};w={ceil_seconds(q.period_us)}" for q in qs) for qs in quotas]
+        # What __call__ does, as the fastest bound method for these limits (one call less, for the HTTP layer).
+        self.call = self._one if style == "draft-8" and not legacy and [len(qs) for qs in quotas] == [1] else \
+            self._any
 
     def __call__(self, decisions: Sequence[Optional[Decision]], now_us: int) -> List[Tuple[str, str]]:
+        return self.call(decisions, now_us)
+
+    def _one(self, decisions: Sequence[Optional[Decision]], now_us: int) -> List[Tuple[str, str]]:
+        """``_any`` for the usual route — one limit of one policy, draft-8 fields — with each number read once."""
+        d = decisions[0]
+        if d is None:
+            return []
+        if d.allowed:
+            return [("RateLimit-Policy", self._policy),
+                    ("RateLimit", f"{self._names[0][0]};r={d.remaining};t={-(-d.reset_after_us // 1_000_000)}")]
+        window = str(-(-d.retry_after_us // 1_000_000))
+        return [("RateLimit-Policy", self._policy), ("RateLimit", f"{self._names[0][0]};r={d.remaining};t={window}"),
+                ("Retry-After", window)]
+
+    def _any(self, decisions: Sequence[Optional[Decision]], now_us: int) -> List[Tuple[str, str]]:
         """The fields for one decision (or None: not checked) per limit; ``now_us`` matters only to legacy fields.
 
         The fields that hold one decision (draft-6/7, legacy, Retry-After) show the denial if there is one, else the

@@ -272,10 +272,10 @@ class Check:
     """A limit bound to a store and a route: what a request needs of it, resolved once."""
 
     __slots__ = ("spec", "limiter", "hit", "ahit", "in_process", "key", "prefix", "cost", "methods",
-                 "on_store_error", "shadow", "name", "needs_form", "count_when")
+                 "on_store_error", "shadow", "name", "needs_form", "count_when", "sync")
 
     def __init__(self, spec: LimitSpec, limiter: Limiter, key: Callable[[Any], Any], cost: Any, prefix: str,
-                 name: str, on_store_error: str, shadow: bool, needs_form: bool) -> None:
+                 name: str, on_store_error: str, shadow: bool, needs_form: bool, sync_key: bool) -> None:
         self.spec = spec
         self.limiter = limiter
         self.hit = limiter.hit
@@ -290,6 +290,9 @@ class Check:
         self.name = name
         self.needs_form = needs_form
         self.count_when = spec.count_when
+        # Decided without awaiting anything: a store that never waits, a key of ours (no user function, which may
+        # be a coroutine), a constant cost.
+        self.sync = self.in_process and sync_key and cost.__class__ is int
 
 
 @dataclass(eq=False)
@@ -300,6 +303,7 @@ class Route:
     fields: Fields
     names: List[List[str]]  # per limit, its policies' names in the fields
     needs_form: bool = False
+    sync: bool = False  # Gate.check gives what Gate.acheck would, without a coroutine (see Check.sync)
 
 
 class Checked:
@@ -307,17 +311,17 @@ class Checked:
     store failed), the refused limit's index (or -1), the store failure that was let through (its code), and a key
     failure to reject the request with; ``charged``: the hits of limits with ``count_when`` (see ``Gate.settle``)."""
 
-    __slots__ = ("route", "decisions", "refused", "refusal", "store_failure", "key_error", "charged", "forbidden")
+    # Defaults as class attributes: a request that finds nothing unusual sets only route and decisions.
+    charged: Optional[List[Tuple[Check, Union[str, bytes], int]]] = None  # what count_when may refund
+    refused = -1
+    refusal: Optional[Decision] = None  # the refusing decision (fail closed: made here, not in the fields)
+    store_failure: Optional[str] = None
+    key_error: Optional[str] = None
+    forbidden = False  # refused because the client is on the deny list (403)
 
     def __init__(self, route: Route) -> None:
         self.route = route
-        self.charged: Optional[List[Tuple[Check, Union[str, bytes], int]]] = None  # what count_when may refund
         self.decisions: List[Optional[Decision]] = [None] * len(route.checks)
-        self.refused = -1
-        self.refusal: Optional[Decision] = None  # the refusing decision (fail closed: made here, not in the fields)
-        self.store_failure: Optional[str] = None
-        self.key_error: Optional[str] = None
-        self.forbidden = False  # refused because the client is on the deny list (403)
 
 
 class Refusal:
@@ -404,6 +408,12 @@ class Gate:
             return key.bind(self.access, self.options)
         return self.access.call(key)
 
+    @staticmethod
+    def _own_key(key: Any, default: Any) -> bool:
+        """Whether key_function(key, default) is ours (the address, a keys part): never a coroutine."""
+        key = default if key is None else key
+        return key is None or isinstance(key, KeyPart)
+
     def route(self, specs: Sequence[LimitSpec], route_name: str, route_id: str, default_key: Any = None, *,
               app_wide: bool = True, route_ids: Optional[Sequence[str]] = None) -> Route:
         """The bound checks of ``specs`` on one route: the app-wide limit first (one count for the whole app) unless
@@ -430,11 +440,12 @@ class Gate:
                 spec.cost if isinstance(spec.cost, int) else self.access.call(spec.cost), prefix, spec.name or route_name,
                 spec.on_store_error or self.options.on_store_error,
                 self.options.shadow if spec.shadow is None else spec.shadow,
-                isinstance(spec.key, KeyPart) and spec.key.needs_form,
+                isinstance(spec.key, KeyPart) and spec.key.needs_form, self._own_key(spec.key, default_key),
             ))
         # Fields checks every name: a route name that no field can carry fails here, not in every response.
         return Route(checks, Fields(quotas, self.options.headers, self.options.legacy_headers),
-                     [[q.name for q in qs] for qs in quotas], any(c.needs_form for c in checks))
+                     [[q.name for q in qs] for qs in quotas], any(c.needs_form for c in checks),
+                     not self.lookups and all(c.sync for c in checks))
 
     def fields_of(self, checks: Sequence[Checked]) -> List[Tuple[str, str]]:
         """The fields of every check made on one request (the app's, then its route's: ASGI, Django), as one set."""
@@ -461,7 +472,7 @@ class Gate:
         quotas = [[Quota(n, p.limit, p.period_us) for n, p in zip(ns, c.limiter.policies)]
                   for ns, c in zip(names, checks)]
         return Route(checks, Fields(quotas, self.options.headers, self.options.legacy_headers), names,
-                     any(r.needs_form for r in routes))
+                     any(r.needs_form for r in routes), all(r.sync for r in routes))
 
     # --- checking ------------------------------------------------------------------------------------------------
 
@@ -671,8 +682,8 @@ class Gate:
         """The fields of a response to a checked request: the decisions the limiter computed (Retry-After only with
         a refusal: shadow mode shows a would-be refusal's numbers, never a wait), and the store-failure field when a
         limit was skipped because the store failed."""
-        route = checked.route
-        fields = route.fields(checked.decisions, time.time_ns() // 1000 if route.fields.legacy else 0)
+        route_fields = checked.route.fields
+        fields = route_fields.call(checked.decisions, time.time_ns() // 1000 if route_fields.legacy else 0)
         if checked.refused < 0 or checked.forbidden:
             if fields and fields[-1][0] == "Retry-After":
                 fields.pop()
@@ -681,6 +692,23 @@ class Gate:
         if checked.store_failure is not None and self.options.store_failure_header:
             fields.append((self.options.store_failure_header, checked.store_failure))
         return fields
+
+    def raw_fields(self, checks: Sequence[Checked]) -> List[Tuple[bytes, bytes]]:
+        """``fields_of(checks)`` encoded, as ASGI sends them."""
+        raw = _RAW
+        out = []
+        for name, value in self.fields(checks[0]) if len(checks) == 1 else self.fields_of(checks):
+            encoded = raw.get(name)
+            if encoded is None:  # the few names fields() gives: the rate-limit ones, the store-failure option's
+                encoded = raw[name] = name.encode("latin-1")
+            if name == "RateLimit-Policy":  # one text per route: encoded once
+                text = raw.get(value)
+                if text is None:
+                    text = raw[value] = value.encode("latin-1")
+                out.append((encoded, text))
+            else:
+                out.append((encoded, value.encode("latin-1")))
+        return out
 
     def refusal(self, checked: Checked, with_fields: bool = True) -> Refusal:
         """The 429 of a refused request, in the form the ``refusal`` option asks (a custom handler is the
@@ -705,6 +733,9 @@ class Gate:
             body = f"429 Too Many Requests: {check.spec.policy} exceeded; retry in {wait} s\n".encode()
             content_type = "text/plain; charset=utf-8"
         return Refusal(429, headers, body, content_type, check.spec.policy, check.name, decision, wait)
+
+
+_RAW: Dict[str, bytes] = {}  # field names and RateLimit-Policy texts, encoded
 
 
 def key_rejection(reason: str) -> Tuple[int, bytes, str]:

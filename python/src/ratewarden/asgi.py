@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import inspect
 import threading
-from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, TypeVar, Union
+from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Tuple, TypeVar, Union
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Host, Mount
 
 from ._client_key import client_key
 from ._http import Checked, Gate, LimitSpec, Options, Refusal, Route, address_of, key_rejection
@@ -109,7 +110,8 @@ class RateLimiter:
         self._limits: Dict[Any, List[LimitSpec]] = {}  # by endpoint, in declaration order
         self._exempt: set = set()
         self._dependencies: set = set()  # the functions of depends(): a route with one has limits of its own
-        self._installed: Dict[int, int] = {}  # id(router) -> how many routes it had when they were wrapped
+        # By id() of an app's router: each router install met in it, and its number of routes then.
+        self._watched: Dict[int, List[Tuple[Any, int]]] = {}
         self._apps: List[Any] = []
         self._lock = threading.Lock()
         if app is not None:
@@ -167,14 +169,13 @@ class RateLimiter:
 
         async def rate_limit(request: Request) -> None:
             scope = request.scope
-            checks = scope.get(_SCOPE_KEY)
-            if checks is None:
-                raise RuntimeError("ratewarden.asgi: depends() needs RateLimitMiddleware: RateLimiter(app) or "
-                                   "limiter.init_app(app) installs it (and routes mounted as plain ASGI apps are not "
-                                   "seen by it)")
             gate = self.gate
             if not gate.options.enabled:
                 return
+            checks = scope.get(_SCOPE_KEY)
+            if checks is None:
+                raise RuntimeError("ratewarden.asgi: depends() needs RateLimitMiddleware: RateLimiter(app) or "
+                                   "limiter.init_app(app) installs it")
             app_route = scope.get("route")
             route = routes.get(id(app_route))
             if route is None:
@@ -233,71 +234,98 @@ class RateLimiter:
         return []
 
     def install(self, router: Any) -> None:
-        """Wraps each route of ``router`` (and of the routers mounted in it) that has limits — its own, else the
-        default one, and the app-wide one unless it is exempt — so that they are checked once the router has found
-        it. Done on the first request, and again when routes were added."""
+        """Wraps each route of ``router``, and of the routers mounted or included in it, that has limits — its own,
+        else the default one, and the app-wide one unless it is exempt — so that they are checked once the router has
+        found it; a plain ASGI app mounted in it gets the default and app-wide limits, and with an app-wide limit a
+        request that matches no route (404) is counted by it. Done on the first request, and again when a router met
+        here has gained or lost routes since."""
         with self._lock:
-            routes = getattr(router, "routes", [])
-            if self._installed.get(id(router)) == len(routes):
+            if not self.stale(router):
                 return
-            for app_route in routes:
-                sub = getattr(app_route, "routes", None)
-                if sub is not None and hasattr(app_route, "path"):  # a Mount: its own router
-                    self.install(getattr(app_route, "app", app_route))
-                    continue
-                endpoint = getattr(app_route, "endpoint", None)
-                if endpoint is None or getattr(app_route, "_ratewarden", False):
-                    continue
-                own = self._limits_of(endpoint)
-                exempt = any(f in self._exempt for f in _chain(endpoint))
-                has_dependency = any(d.call in self._dependencies for d in _dependencies(app_route))
-                specs = own or ([self.gate.default_spec] if self.gate.default_spec is not None and not exempt
-                                and not has_dependency else [])
-                name = getattr(app_route, "name", None) or getattr(endpoint, "__name__", "route")
-                route = self.gate.route(specs, name, _qualified_name(endpoint), self.key, app_wide=not exempt)
-                app_route._ratewarden = True
-                if route.checks or has_dependency:
-                    app_route.app = _RouteApp(self, route, app_route.app)
-            self._installed[id(router)] = len(routes)
+            watched: List[Tuple[Any, int]] = []
+            self._install(router, watched, set())
+            self._watched[id(router)] = watched
+
+    def stale(self, router: Any) -> bool:
+        """Whether ``router``'s routes (or those of a router met in it) changed since they were wrapped."""
+        watched = self._watched.get(id(router))
+        if watched is None:
+            return True
+        for sub, count in watched:
+            if len(sub.routes) != count:
+                return True
+        return False
+
+    def _install(self, router: Any, watched: List[Tuple[Any, int]], seen: set) -> None:
+        routes = getattr(router, "routes", None)
+        if routes is None or id(router) in seen:
+            return
+        seen.add(id(router))
+        watched.append((router, len(routes)))
+        if self.gate.app_spec is not None and not getattr(router, "_ratewarden", False) and \
+                callable(getattr(router, "default", None)):  # a Router: its answer to a request no route matched
+            router.default = _RouteApp(self, self.gate.route([], "not_found", "@not_found", self.key), router.default,
+                                       False)
+            router._ratewarden = True
+        for app_route in routes:
+            included = getattr(app_route, "original_router", None)
+            if included is not None:  # FastAPI's include_router (recent releases): the router's routes, kept there
+                self._install(included, watched, seen)
+                continue
+            if isinstance(app_route, (Mount, Host)):
+                mounted = getattr(app_route, "_base_app", app_route.app)
+                if hasattr(mounted, "routes"):  # a router, or an app of its own
+                    self._install(getattr(mounted, "router", mounted), watched, seen)
+                else:
+                    self._wrap(app_route, mounted, getattr(app_route, "name", None) or
+                               getattr(mounted, "__name__", type(mounted).__name__), has_dependency=False)
+                continue
+            endpoint = getattr(app_route, "endpoint", None)
+            if endpoint is not None:
+                self._wrap(app_route, endpoint, getattr(app_route, "name", None) or getattr(endpoint, "__name__",
+                                                                                           "route"),
+                           has_dependency=any(d.call in self._dependencies for d in _dependencies(app_route)))
+
+    def _wrap(self, app_route: Any, target: Any, name: str, has_dependency: bool) -> None:
+        """Checks the limits of ``target`` (an endpoint, a mounted app) before ``app_route`` handles a request. The
+        route's ``handle`` is wrapped, not its ``app``: FastAPI calls an included route's handle with an app of
+        its own making."""
+        if getattr(app_route, "_ratewarden", False):
+            return
+        own = self._limits_of(target)
+        exempt = any(f in self._exempt for f in _chain(target))
+        specs = own or ([self.gate.default_spec] if self.gate.default_spec is not None and not exempt
+                        and not has_dependency else [])
+        route = self.gate.route(specs, name, _qualified_name(target), self.key, app_wide=not exempt)
+        app_route._ratewarden = True
+        if route.checks or has_dependency:
+            app_route.handle = _RouteApp(self, route, app_route.handle, has_dependency,
+                                         getattr(app_route, "methods", None))
 
 
 class _RouteApp:
     """An app route's ASGI app with its limits checked first (the route's own, else the default one; the app-wide
     one), and the fields of every limit the request met (depends()'s too) added to the response's start."""
 
-    def __init__(self, limiter: RateLimiter, route: Route, app: ASGIApp) -> None:
+    def __init__(self, limiter: RateLimiter, route: Route, app: ASGIApp, has_dependency: bool,
+                 methods: Optional[Any] = None) -> None:
         self.limiter = limiter
+        self.gate = limiter.gate
+        self.enabled = limiter.options.enabled
         self.route = route
         self.app = app
+        self.has_dependency = has_dependency
+        self.methods = methods  # the route's: another method is answered 405 by the route, unlimited
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        limiter, route = self.limiter, self.route
-        if not limiter.options.enabled:
+        if not self.enabled or scope["type"] != "http" or (self.methods and scope["method"] not in self.methods):
             await self.app(scope, receive, send)
             return
-        gate = limiter.gate
-        checks: List[Checked] = []
-        scope[_SCOPE_KEY] = checks
-
-        status: List[int] = []
-
-        async def send_with_fields(message: Any) -> None:
-            if checks and message["type"] == "http.response.start":
-                fields = gate.fields_of(checks)
-                if fields:
-                    # An app's own fields of these names are replaced, but for its Retry-After.
-                    headers = [(n, v) for n, v in message.get("headers", ()) if n.lower() not in _REPLACED]
-                    own_wait = any(n.lower() == b"retry-after" for n, _ in headers)
-                    headers += [(n.encode("latin-1"), v.encode("latin-1")) for n, v in fields
-                                if not own_wait or n != "Retry-After"]
-                    message["headers"] = headers
-                status.append(message["status"])
-            await send(message)
-            if status and message["type"] == "http.response.body" and not message.get("more_body", False):
-                for checked in checks:  # once the response is sent: a refund never delays it
-                    if checked.charged:
-                        await gate.asettle(checked, status[0])
-
+        gate, route = self.gate, self.route
+        checks: Optional[List[Checked]] = scope.get(_SCOPE_KEY)
+        if checks is None:  # not under the middleware's send (a sub-app's route): this app adds the fields
+            checks = scope[_SCOPE_KEY] = []
+            send = _FieldsSender(gate, checks, send)
         if route.checks:
             request = Request(scope, receive)
             if gate.skip is None or not await _maybe(gate.skip(request)):
@@ -306,18 +334,74 @@ class _RouteApp:
                     body = await request.body()
                     scope["ratewarden.form"] = await request.form()
                     receive = _replay(body, receive)
-                checked = await gate.acheck(route, request, scope["method"])
+                method = scope["method"]
+                checked = gate.check(route, request, method) if route.sync else await gate.acheck(route, request,
+                                                                                                  method)
                 if checked is not None:
-                    checks.append(checked)
-                    if checked.key_error is not None:
+                    if checked.key_error is not None:  # a 400 without fields
                         status, body_, content_type = key_rejection(checked.key_error)
                         await Response(body_, status, media_type=content_type)(scope, receive, send)
                         return
+                    checks.append(checked)
                     if checked.refused >= 0:
-                        response = await limiter.refusal_response(request, gate.refusal(checked, with_fields=False))
-                        await response(scope, receive, send_with_fields)
+                        await self._refuse(scope, receive, send, request, checked)
                         return
-        await self.app(scope, receive, send_with_fields)
+        await self.app(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, receive: Any, send: Any, request: Request, checked: Checked) -> None:
+        """The refusal; ``send`` adds the fields (and settles)."""
+        gate = self.gate
+        refusal = gate.refusal(checked, with_fields=False)
+        if callable(gate.options.refusal):
+            response = await self.limiter.refusal_response(request, refusal)
+            await response(scope, receive, send)
+            return
+        # The refusal as Response(body, status, media_type=...) would send it, without making one.
+        await send({"type": "http.response.start", "status": refusal.status,
+                    "headers": [(b"content-length", str(len(refusal.body)).encode()),
+                                (b"content-type", refusal.content_type.encode("latin-1"))]})
+        await send({"type": "http.response.body", "body": refusal.body})
+
+
+class _FieldsSender:
+    """The ``send`` of a limited request: adds the fields of the limits it met (``checks``, which depends() may still
+    extend) to the response's start and, once the response is sent, gives back what count_when does not count (a
+    refund never delays the response)."""
+
+    __slots__ = ("gate", "checks", "send", "status")
+
+    def __init__(self, gate: Gate, checks: List[Checked], send: Any) -> None:
+        self.gate = gate
+        self.checks = checks
+        self.send = send
+        self.status = 0
+
+    async def __call__(self, message: Any) -> None:
+        checks = self.checks
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            if checks:
+                fields = self.gate.raw_fields(checks)
+                if fields:
+                    message["headers"] = _with_fields(message.get("headers", ()), fields)
+            await self.send(message)
+            return
+        await self.send(message)
+        if self.status and checks and not message.get("more_body", False):
+            status, self.status = self.status, 0
+            for checked in checks:
+                if checked.charged:
+                    await self.gate.asettle(checked, status)
+
+
+def _with_fields(headers: Any, fields: List[Tuple[bytes, bytes]]) -> List[Tuple[bytes, bytes]]:
+    """An app's headers with ours: its own fields of these names are replaced, but for its Retry-After."""
+    out = [h for h in headers if h[0].lower() not in _REPLACED]
+    for field in fields:
+        if field[0] == b"Retry-After" and any(h[0].lower() == b"retry-after" for h in out):
+            continue
+        out.append(field)
+    return out
 
 
 class RateLimitMiddleware:
@@ -329,10 +413,18 @@ class RateLimitMiddleware:
         self.limiter = limiter
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        limiter = self.limiter
         router = getattr(scope.get("app"), "router", None)
-        if router is not None and self.limiter._installed.get(id(router)) != len(router.routes):
-            self.limiter.install(router)
-        await self.app(scope, receive, send)
+        if router is not None and limiter.stale(router):
+            limiter.install(router)
+        if scope["type"] != "http" or not limiter.options.enabled:
+            await self.app(scope, receive, send)
+            return
+        # The checks a route (or a 404) makes on the request land here: their fields go on whatever response the
+        # app makes, its exception handlers' too (a 404, an HTTPException raised by the endpoint).
+        checks: List[Checked] = []
+        scope[_SCOPE_KEY] = checks
+        await self.app(scope, receive, _FieldsSender(limiter.gate, checks, send))
 
 
 _REPLACED = frozenset(n.encode() for n in ("ratelimit", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining",

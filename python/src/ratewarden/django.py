@@ -19,9 +19,11 @@ default limits and writes the fields of every limit a request met; ``@limit`` wo
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
@@ -81,6 +83,8 @@ class _Limiter:
         self._gate: Optional[Gate] = None
         self._key: Any = None
         self._routes: Dict[Any, Route] = {}
+        # The middleware's per view: None (no limit) or (route, the view's own @limit wrapper or None).
+        self.views: Dict[Any, Optional[Tuple[Route, Any]]] = {}
 
     @property
     def gate(self) -> Gate:
@@ -90,6 +94,7 @@ class _Limiter:
                 if self._gate is None:
                     self._gate, self._key = _read_settings()
                     self._routes = {}
+                    self.views = {}
                 gate = self._gate
         return gate
 
@@ -164,10 +169,26 @@ def _answer(gate: Gate, request: HttpRequest, checked: Checked) -> Optional[Http
 
 
 def _add_fields(gate: Gate, checks: List[Checked], response: HttpResponse) -> HttpResponse:
+    headers = response.headers
+    # Our fields are ASCII, so what ResponseHeaders.__setitem__ would store is known: stored without its charset
+    # checks (about 1 µs a field), where the mapping is the one Django has had since 3.2.
+    store = getattr(headers, "_store", None)
+    if not isinstance(store, dict):
+        store = None
     for name, value in gate.fields_of(checks):
-        if name != "Retry-After" or name not in response.headers:  # an app's own 429 keeps its Retry-After
-            response.headers[name] = value
+        if name == "Retry-After" and name in headers:  # an app's own 429 keeps its Retry-After
+            continue
+        if store is not None:
+            lower = _LOWER.get(name)
+            if lower is None:
+                lower = _LOWER[name] = name.lower()
+            store[lower] = (name, value)
+        else:
+            headers[name] = value
     return response
+
+
+_LOWER: Dict[str, str] = {}  # the few field names fields_of gives
 
 
 def stats() -> Dict[str, int]:
@@ -196,25 +217,53 @@ def limit(policy: str, **kw: Any) -> Callable[[F], F]:
         specs = [spec]
         name, rid = _view_name(view)
 
-        @functools.wraps(view)
-        def limited(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-            checks: Optional[List[Checked]] = getattr(request, "_ratewarden", None)
-            if checks is not None and getattr(request, "_ratewarden_view", None) is limited:
-                return view(request, *args, **kwargs)  # the middleware checked these limits with the app's
+        def route_of(request: HttpRequest) -> Optional[Route]:
+            """The limits to check here, or None: the middleware checked them with the app's, or none apply."""
+            if getattr(request, "_ratewarden_view", None) is limited and hasattr(request, "_ratewarden"):
+                return None
             gate = limiter.gate
             if not gate.options.enabled or (gate.skip is not None and gate.skip(request)):
-                return view(request, *args, **kwargs)
-            route = limiter.route((limited, rid), lambda g, key: g.route(specs, name, rid, key, app_wide=False))
-            checked = gate.check(route, request, request.method or "GET")
-            own = [checked] if checked is not None else []
-            answer = _answer(gate, request, checked) if checked is not None else None
-            response = answer if answer is not None else view(request, *args, **kwargs)
-            if checks is not None:  # the middleware adds every field at once, and settles
-                checks.extend(own)
+                return None
+            return limiter.route((limited, rid), lambda g, key: g.route(specs, name, rid, key, app_wide=False))
+
+        def answered(request: HttpRequest, checked: Optional[Checked], response: HttpResponse) -> HttpResponse:
+            checks: Optional[List[Checked]] = getattr(request, "_ratewarden", None)
+            if checked is None:
                 return response
-            if own and own[0].charged:
-                gate.settle(own[0], response.status_code)
-            return _add_fields(gate, own, response) if own else response
+            if checks is not None:  # the middleware adds every field at once, and settles
+                checks.append(checked)
+                return response
+            return _add_fields(limiter.gate, [checked], response)
+
+        if iscoroutinefunction(view):  # an async view (ASGI): decided through ahit, on the event loop
+            @functools.wraps(view)
+            async def limited(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+                route = route_of(request)
+                if route is None:
+                    return await view(request, *args, **kwargs)
+                gate, method = limiter.gate, request.method or "GET"
+                checked = gate.check(route, request, method) if route.sync else await gate.acheck(route, request,
+                                                                                                  method)
+                answer = _answer(gate, request, checked) if checked is not None else None
+                if inspect.isawaitable(answer):
+                    answer = await answer
+                response = answer if answer is not None else await view(request, *args, **kwargs)
+                if checked is not None and checked.charged and not hasattr(request, "_ratewarden"):
+                    await gate.asettle(checked, response.status_code)
+                return answered(request, checked, response)
+        else:
+            @functools.wraps(view)
+            def limited(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+                route = route_of(request)
+                if route is None:
+                    return view(request, *args, **kwargs)
+                gate = limiter.gate
+                checked = gate.check(route, request, request.method or "GET")
+                answer = _answer(gate, request, checked) if checked is not None else None
+                response = answer if answer is not None else view(request, *args, **kwargs)
+                if checked is not None and checked.charged and not hasattr(request, "_ratewarden"):
+                    gate.settle(checked, response.status_code)
+                return answered(request, checked, response)
 
         setattr(limited, _LIMITS, specs)
         limited._ratewarden_view = limited  # type: ignore[attr-defined]
@@ -236,13 +285,25 @@ def exempt(view: F) -> F:
 
 class RateLimitMiddleware:
     """Applies the app-wide limit and, to views without limits of their own, the default one; checks a decorated
-    view's limits with them (one set of fields); adds the fields to every response."""
+    view's limits with them (one set of fields); adds the fields to every response.
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+    Synchronous under WSGI; under ASGI a coroutine throughout (Django's handler is then asynchronous): the store is
+    asked through ``ahit``, never from a thread of the pool."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+            self.process_view = self._aprocess_view  # type: ignore[method-assign]
         limiter.gate  # a bad setting fails when the server starts, not on a request
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self._acall(request)
         checks: List[Checked] = []
         request._ratewarden = checks  # type: ignore[attr-defined]
         response = self.get_response(request)
@@ -254,26 +315,70 @@ class RateLimitMiddleware:
             _add_fields(gate, checks, response)
         return response
 
-    def process_view(self, request: HttpRequest, view: Any, args: Any, kwargs: Any) -> Optional[HttpResponse]:
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        checks: List[Checked] = []
+        request._ratewarden = checks  # type: ignore[attr-defined]
+        response = await self.get_response(request)
+        if checks:
+            gate = limiter.gate
+            for checked in checks:
+                if checked.charged:
+                    await gate.asettle(checked, response.status_code)
+            _add_fields(gate, checks, response)
+        return response
+
+    @staticmethod
+    def _route(request: HttpRequest, view: Any) -> Optional[Route]:
+        """The route the middleware checks for ``view`` (resolved once per view), or None."""
         gate = limiter.gate
         if not gate.options.enabled:
             return None
-        own = getattr(view, _LIMITS, None)
-        if getattr(view, _EXEMPT, False) and own is None:
+        found = limiter.views.get(view, _UNSEEN)
+        if found is _UNSEEN:
+            found = limiter.views[view] = _view_route(gate, view)
+        if found is None or (gate.skip is not None and gate.skip(request)):
             return None
-        name, rid = _view_name(view)
-
-        def build(g: Gate, key: Any) -> Route:
-            specs = own if own is not None else ([g.default_spec] if g.default_spec is not None else [])
-            return g.route(specs, name, rid, key, app_wide=not getattr(view, _EXEMPT, False))
-
-        route = limiter.route((view, "middleware"), build)
-        if not route.checks or (gate.skip is not None and gate.skip(request)):
-            return None
+        route, own = found
         if own is not None:
-            request._ratewarden_view = getattr(view, "_ratewarden_view", None)  # type: ignore[attr-defined]
+            request._ratewarden_view = own  # type: ignore[attr-defined]  # its @limit: checked here
+        return route
+
+    def process_view(self, request: HttpRequest, view: Any, args: Any, kwargs: Any) -> Optional[HttpResponse]:
+        route = self._route(request, view)
+        if route is None:
+            return None
+        gate = limiter.gate
         checked = gate.check(route, request, request.method or "GET")
         if checked is None:
             return None
         request._ratewarden.append(checked)  # type: ignore[attr-defined]
         return _answer(gate, request, checked)
+
+    async def _aprocess_view(self, request: HttpRequest, view: Any, args: Any, kwargs: Any) -> Optional[HttpResponse]:
+        route = self._route(request, view)
+        if route is None:
+            return None
+        gate = limiter.gate
+        method = request.method or "GET"
+        checked = gate.check(route, request, method) if route.sync else await gate.acheck(route, request, method)
+        if checked is None:
+            return None
+        request._ratewarden.append(checked)  # type: ignore[attr-defined]
+        answer = _answer(gate, request, checked)
+        return await answer if inspect.isawaitable(answer) else answer
+
+
+_UNSEEN = object()
+
+
+def _view_route(gate: Gate, view: Any) -> Optional[Tuple[Route, Any]]:
+    own = getattr(view, _LIMITS, None)
+    exempt = getattr(view, _EXEMPT, False)
+    if exempt and own is None:
+        return None
+    name, rid = _view_name(view)
+    specs = own if own is not None else ([gate.default_spec] if gate.default_spec is not None else [])
+    route = limiter.route((view, "middleware"), lambda g, key: g.route(specs, name, rid, key, app_wide=not exempt))
+    if not route.checks:
+        return None
+    return route, getattr(view, "_ratewarden_view", None) if own is not None else None

@@ -353,12 +353,18 @@ class RateLimiter:
         fields = checked[0].fields(checked[1])
         if fields:
             headers = response.headers
-            present = {name.lower() for name, _ in headers}
-            for name, value in fields:
-                if name.lower() not in present:
-                    headers.add(name, value)  # werkzeug's set would search the headers for it once more
-                elif name != "Retry-After":
-                    headers.set(name, value)
+            # werkzeug's add would check each value for a line break (a regular expression): ours have none.
+            items = getattr(headers, "_list", None)
+            if isinstance(items, list):
+                add = items.append
+            else:
+                items, add = list(headers), lambda field: headers.add(*field)
+            present = {name.lower() for name, _ in items}
+            for field in fields:
+                if field[0].lower() not in present:
+                    add(field)  # werkzeug's set would search the headers for it once more
+                elif field[0] != "Retry-After":
+                    headers.set(*field)
         return response
 
 

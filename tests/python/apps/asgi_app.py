@@ -2,11 +2,16 @@
 RW_TEST_STORE, RW_TEST_PREFIX, RW_TEST_OPTIONS (JSON: more options). Route limits: /login 5/minute per username
 (a form field), /items 3/minute per address, /user/{n} 2/minute per user id (an int), /twice two 2/minute limits
 per address, /s1 and /s2 one 3/minute scope, /api 100000/minute per X-API-Key, /me 2/minute per user (X-User
-authenticates) else address, /pair 1/minute per (X-A, address), /signin 3 failures (4xx) a minute per username (count_when); /free has only the app-wide and default limits;
-/health is exempt."""
+authenticates) else address, /pair 1/minute per (X-A, address), /signin 3 failures (4xx) a minute per username (count_when; with X-Slow the answer takes 0.6 s); /free has only the app-wide and default limits;
+/health is exempt. Routers: /r/x 1/minute (an included APIRouter, or a Starlette Mount of routes); /plain a plain ASGI
+app mounted (the app-wide and default limits); POST /late includes (FastAPI) or adds (Starlette) /late/y, 1/minute,
+after the app has served requests."""
 
+import asyncio
 import json
 import os
+
+from starlette.requests import Request
 
 from ratewarden import KeyList, keys
 from ratewarden.asgi import RateLimiter
@@ -50,6 +55,25 @@ class HeaderAuth:  # Starlette's authentication: X-User names the user
         return (AuthCredentials(["authenticated"]), SimpleUser(name)) if name else None
 
 
+async def plain_app(scope, receive, send):  # a plain ASGI app, mounted at /plain
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"plain"})
+
+
+@limiter.limit("1/minute")
+async def in_router(request: Request):  # FastAPI and Starlette alike
+    from starlette.responses import PlainTextResponse
+
+    return PlainTextResponse("x")
+
+
+@limiter.limit("1/minute")
+async def late_route(request: Request):
+    from starlette.responses import PlainTextResponse
+
+    return PlainTextResponse("y")
+
+
 if KIND == "fastapi":  # limit() on most routes, depends() on /login and /twice
     from fastapi import FastAPI
     from fastapi.responses import PlainTextResponse
@@ -64,7 +88,9 @@ if KIND == "fastapi":  # limit() on most routes, depends() on /login and /twice
 
     @app.post("/signin")
     @limiter.limit("3/minute", key=keys.form("username"), count_when=failed)
-    async def signin(password: str = Form()):
+    async def signin(request: Request, password: str = Form()):
+        if request.headers.get("x-slow"):  # the answer takes 0.6 s (a test stops the store meanwhile)
+            await asyncio.sleep(0.6)
         return PlainTextResponse("welcome", 200 if password == "right" else 401)
 
     @app.get("/me")
@@ -119,6 +145,21 @@ if KIND == "fastapi":  # limit() on most routes, depends() on /login and /twice
     async def health():
         return PlainTextResponse("ok")
 
+    from fastapi import APIRouter
+
+    included = APIRouter(prefix="/r")
+    included.add_api_route("/x", in_router)
+    app.include_router(included)
+    app.mount("/plain", plain_app)
+    late = APIRouter(prefix="/late")
+    late.add_api_route("/y", late_route)
+
+    @app.post("/late")
+    @limiter.exempt
+    async def include_late():
+        app.include_router(late)
+        return PlainTextResponse("included")
+
 elif KIND == "starlette":
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
@@ -163,6 +204,8 @@ elif KIND == "starlette":
     @limiter.limit("3/minute", key=keys.form("username"), count_when=failed)
     async def signin(request):
         form = await request.form()
+        if request.headers.get("x-slow"):
+            await asyncio.sleep(0.6)
         return PlainTextResponse("welcome", 200 if form.get("password") == "right" else 401)
 
     @limiter.limit("2/minute", key=ME)
@@ -176,11 +219,21 @@ elif KIND == "starlette":
     from starlette.middleware import Middleware
     from starlette.middleware.authentication import AuthenticationMiddleware
 
+    from starlette.routing import Mount, Router
+
+    late_router = Router()
+
+    @limiter.exempt
+    async def add_late(request):
+        late_router.routes.append(Route("/y", late_route))
+        return PlainTextResponse("added")
+
     app = Starlette(middleware=[Middleware(AuthenticationMiddleware, backend=HeaderAuth())], routes=[
         Route("/me", me), Route("/pair", pair), Route("/signin", signin, methods=["POST"]),
         Route("/login", login, methods=["POST"]), Route("/items", items), Route("/user/{n:int}", user),
         Route("/twice", twice), Route("/s1", s1), Route("/s2", s2), Route("/api", api), Route("/free", free),
-        Route("/health", health),
+        Route("/health", health), Mount("/r", routes=[Route("/x", in_router)]), Mount("/plain", plain_app),
+        Mount("/late", late_router), Route("/late", add_late, methods=["POST"]),
     ])
     limiter.init_app(app)
 else:

@@ -1,13 +1,17 @@
 """The Django project of tests/python/test_adapters.py in one module (settings, views, URLs), served by gunicorn
-(DJANGO_SETTINGS_MODULE=django_app). RW_TEST_STORE, RW_TEST_PREFIX, RW_TEST_OPTIONS (JSON: more options, in
+(DJANGO_SETTINGS_MODULE=django_app), or by uvicorn as an ASGI application (``asgi_application``). RW_TEST_STORE, RW_TEST_PREFIX, RW_TEST_OPTIONS (JSON: more options, in
 settings.RATEWARDEN's upper-case form). The routes are asgi_app.py's."""
 
 import json
 import os
+import time
 
+from asgiref.sync import iscoroutinefunction
+from django.core.asgi import get_asgi_application
 from django.core.wsgi import get_wsgi_application
 from django.http import HttpResponse
 from django.urls import path
+from django.utils.decorators import sync_and_async_middleware
 from django.views.decorators.csrf import csrf_exempt
 
 from ratewarden import KeyList, keys
@@ -44,7 +48,15 @@ class _User:
         self.is_authenticated = pk is not None
 
 
+@sync_and_async_middleware
 def header_user(get_response):  # authentication as a test needs it: X-User names the user
+    if iscoroutinefunction(get_response):  # under ASGI: no thread between the server and the limiter
+        async def amiddleware(request):
+            request.user = _User(request.headers.get("X-User"))
+            return await get_response(request)
+
+        return amiddleware
+
     def middleware(request):
         request.user = _User(request.headers.get("X-User"))
         return get_response(request)
@@ -100,6 +112,8 @@ def health(request):
 @csrf_exempt
 @limit("3/minute", key=keys.form("username"), count_when=lambda status: status >= 400)
 def signin(request):
+    if request.headers.get("X-Slow"):  # the answer takes 0.6 s (a test stops the store meanwhile)
+        time.sleep(0.6)
     ok = request.POST.get("password") == "right"
     return HttpResponse("welcome", content_type="text/plain", status=200 if ok else 401)
 
@@ -114,11 +128,17 @@ def pair(request):
     return HttpResponse("pair", content_type="text/plain")
 
 
+@limit("3/minute")
+async def aitems(request):  # an async view: under ASGI, its limit is decided on the event loop
+    return HttpResponse("items", content_type="text/plain")
+
+
 urlpatterns = [
     path("login", login), path("items", items), path("user/<int:n>", user), path("twice", twice), path("s1", s1),
     path("s2", s2), path("api", api), path("free", free), path("health", health), path("me", me), path("pair", pair),
-    path("signin", signin),
+    path("signin", signin), path("aitems", aitems),
 ]
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "django_app")
 application = get_wsgi_application()
+asgi_application = get_asgi_application()  # the same project under uvicorn (django-asgi in the tests)

@@ -3,6 +3,7 @@ RW_TEST_OPTIONS (JSON: more options). The routes are asgi_app.py's."""
 
 import json
 import os
+import time
 
 from flask import Flask, g, request
 
@@ -95,4 +96,6 @@ def pair():
 @app.post("/signin")
 @limiter.limit("3/minute", key=keys.form("username"), count_when="failure")  # = lambda status: status >= 400
 def signin():
+    if request.headers.get("X-Slow"):  # the answer takes 0.6 s (a test stops the store meanwhile)
+        time.sleep(0.6)
     return "welcome", 200 if request.form.get("password") == "right" else 401
