@@ -8,6 +8,9 @@ At 1, 8 and 32 concurrent callers, each on random keys of 100,000 with a limit t
   rlf          rate-limiter-flexible's RateLimiterPostgres with `pg` (a pool of one connection per caller)
 Rounds are interleaved and each figure is the median of ROUNDS; the ratios compare figures of this run only.
 Targets (issue 16): ratewarden >= 0.8x the floor and >= 1.2x rate-limiter-flexible.
+Beside them, the floors of our own path (no target; where the time goes): pgbench -M prepared calling the store's
+single-policy function (<table>_decide_one) directly, and postgres_libpq_bench, a bare blocking PQexecPrepared loop
+of the same call with one connection per caller (our client's own cost is the gap between it and ratewarden).
 Then the storage: a flood of distinct keys (8 callers, a 1/2s limit: every row expires 2 s after its hit) with the
 row count, table and index size right after it and once the sweep has run; and a hot key (8 callers on one key) with
 the share of its updates that were HOT (no index entry, pruned in place).
@@ -32,6 +35,10 @@ UPSERT = """\\set k random(0, 99999)
 INSERT INTO bench_counters AS c (key, n) VALUES ('user' || :k, 1)
   ON CONFLICT (key) DO UPDATE SET n = c.n + 1 RETURNING n;
 """
+OURS_FN = """\\set k random(0, 99999)
+SELECT ratewarden.limits_decide_one(convert_to('user' || :k, 'UTF8'), 'fixed_window', 1000000000, 3600000000, 0, 1,
+  true, NULL);
+"""
 
 
 def psql(bin_dir: Path, port: int, sql: str) -> None:
@@ -41,6 +48,7 @@ def psql(bin_dir: Path, port: int, sql: str) -> None:
 
 def main() -> int:
     bench_binary = Path(sys.argv[1])
+    libpq_binary = Path(sys.argv[2])
     launcher = subprocess.Popen([sys.executable, str(ROOT / "tests/servers/launch.py"), "--postgres"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     ready = json.loads(launcher.stdout.readline())  # type: ignore[union-attr]
@@ -54,18 +62,32 @@ def main() -> int:
                         "WITH (fillfactor = 70)")
     script = Path(tempfile.mkdtemp(prefix="rw-pgbench-")) / "upsert.sql"
     script.write_text(UPSERT)
+    ours_fn_script = script.with_name("decide_one.sql")
+    ours_fn_script.write_text(OURS_FN)
 
     def ours(callers: int) -> float:
         out = subprocess.run([str(bench_binary), url, str(callers), str(SECONDS)], check=True, capture_output=True,
                              text=True)
         return float(out.stdout.strip())
 
-    def floor(callers: int) -> float:
+    def pgbench(callers: int, path: Path) -> float:
         out = subprocess.run([str(bin_dir / "pgbench"), "-n", "-M", "prepared", "-h", "127.0.0.1", "-p", str(port),
                               "-U", "postgres", "-c", str(callers), "-j", str(min(callers, 2)), "-T",
-                              str(int(SECONDS)), "-f", str(script), "postgres"], check=True, capture_output=True,
+                              str(int(SECONDS)), "-f", str(path), "postgres"], check=True, capture_output=True,
                              text=True)
         return float(re.search(r"tps = ([0-9.]+)", out.stdout).group(1))  # type: ignore[union-attr]
+
+    def floor(callers: int) -> float:
+        return pgbench(callers, script)
+
+    def ours_fn(callers: int) -> float:
+        return pgbench(callers, ours_fn_script)
+
+    def libpq(callers: int) -> float:
+        conninfo = f"host=127.0.0.1 port={port} user=postgres dbname=postgres"
+        out = subprocess.run([str(libpq_binary), conninfo, str(callers), str(SECONDS)], check=True,
+                             capture_output=True, text=True)
+        return float(out.stdout.strip())
 
     def rlf(callers: int) -> float:
         out = subprocess.run(["node", str(ROOT / "bench/postgres/rlf.js"), str(port), str(callers), str(SECONDS)],
@@ -80,11 +102,13 @@ def main() -> int:
         return query(f"SELECT count(*) || ' rows, table ' || pg_size_pretty(pg_relation_size('{table}')) || ', index ' "
                      f"|| pg_size_pretty(pg_indexes_size('{table}')) FROM {table}")
 
-    results = {c: {"ours": [], "floor": [], "rlf": []} for c in CALLERS}
+    results = {c: {"ours": [], "floor": [], "rlf": [], "ours_fn": [], "libpq": []} for c in CALLERS}
     try:
         for r in range(ROUNDS):
             for c in CALLERS:
-                for name, run in (("ours", ours), ("floor", floor), ("rlf", rlf)):
+                # ours first: its first call creates the schema the two floors of our own path call.
+                for name, run in (("ours", ours), ("floor", floor), ("rlf", rlf), ("ours_fn", ours_fn),
+                                  ("libpq", libpq)):
                     results[c][name].append(run(c))
             print(f"round {r + 1}/{ROUNDS} done", file=sys.stderr)
         flood_url = ready["nodes"][0]["url"] + "?timeout=10s&table=flood"
@@ -114,6 +138,12 @@ def main() -> int:
         print(f"{c:>7} {m['ours']:>11.0f} {m['floor']:>14.0f} {vs_floor:>6.2f} {'>=0.8':>7} {m['rlf']:>9.0f} "
               f"{vs_rlf:>6.2f} {'>=1.2':>7}   {'' if vs_floor >= 0.8 else 'MISS floor '}"
               f"{'' if vs_rlf >= 1.2 else 'MISS rlf'}")
+    print("floors of our own path, decisions/s (no target): pgbench calling <table>_decide_one; a bare libpq loop")
+    print(f"{'callers':>7} {'ratewarden':>11} {'pgbench fn':>11} {'ratio':>6} {'libpq loop':>11} {'ratio':>6}")
+    for c in CALLERS:
+        m = {k: statistics.median(v) for k, v in results[c].items()}
+        print(f"{c:>7} {m['ours']:>11.0f} {m['ours_fn']:>11.0f} {m['ours'] / m['ours_fn']:>6.2f} {m['libpq']:>11.0f} "
+              f"{m['ours'] / m['libpq']:>6.2f}")
     print(f"flood of distinct keys, 8 callers x 5 s ({float(flood.stdout):.0f} decisions/s), 1/2s: {after_flood}; "
           f"after the sweep: {after_sweep}")
     print(f"hot key, 8 callers x 3 s ({float(hot.stdout):.0f} decisions/s): {hot_stats}")

@@ -172,15 +172,16 @@ void PostgresStore::close() {
 PgRequest* PostgresStore::decision_request(const StoreCall& call, const std::string& now) const {
   auto* r = new PgRequest;
   const Policy* p = call.policies;
-  if (call.mode == Mode::cancel) {  // one policy (Limiter::cancel)
-    r->statement = kCancelStatement;
+  const bool one = call.count == 1 && (call.mode == Mode::hit || call.mode == Mode::peek);
+  if (call.mode == Mode::cancel || one) {  // one policy, scalar parameters (cancel: Limiter::cancel)
+    r->statement = one ? kDecideOneStatement : kCancelStatement;
     r->param(call.keys[0], 1);
     r->param(std::string(algorithm_name(p[0].algorithm)));
     r->param(std::to_string(p[0].limit));
     r->param(std::to_string(p[0].period_us));
     r->param(std::to_string(p[0].option_value()));
     r->param(std::to_string(call.cost));
-    r->param(std::to_string(call.ticket));
+    r->param(one ? (call.mode == Mode::hit ? "t" : "f") : std::to_string(call.ticket));
   } else {
     r->statement = call.mode == Mode::reserve  ? kReserveStatement
                    : call.mode == Mode::refund ? kRefundStatement

@@ -31,6 +31,9 @@ std::vector<PgStatement> pg_statements(const PgOptions& o) {
       {kDecideStatement,
        with_names("SELECT @schema@.@table@_decide($1::bytea[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], "
                   "$6::bigint, $7::boolean, $8::bigint)", o)},
+      {kDecideOneStatement,
+       with_names("SELECT @schema@.@table@_decide_one($1::bytea, $2::text, $3::bigint, $4::bigint, $5::bigint, "
+                  "$6::bigint, $7::boolean, $8::bigint)", o)},
       {kReserveStatement,
        with_names("SELECT @schema@.@table@_reserve($1::bytea[], $2::text[], $3::bigint[], $4::bigint[], "
                   "$5::bigint[], $6::bigint, $7::bigint, $8::bigint)", o)},

@@ -13,6 +13,7 @@ std::string schema_sql(const PgOptions& options);
 
 // The prepared statements, by name.
 inline constexpr const char* kDecideStatement = "rw_decide";
+inline constexpr const char* kDecideOneStatement = "rw_decide_one";
 inline constexpr const char* kReserveStatement = "rw_reserve";
 inline constexpr const char* kCancelStatement = "rw_cancel";
 inline constexpr const char* kRefundStatement = "rw_refund";

@@ -1,5 +1,5 @@
--- ratewarden's PostgreSQL schema, version 2 (docs/deployment.md, "PostgreSQL"; 2 added <table>_reserve,
--- <table>_cancel and <table>_refund). The store runs this on first use
+-- ratewarden's PostgreSQL schema, version 3 (docs/deployment.md, "PostgreSQL"; 2 added <table>_reserve,
+-- <table>_cancel and <table>_refund, 3 <table>_decide_one). The store runs this on first use
 -- (unless ?create=0); it is idempotent and serialised by an advisory lock, so many processes may start at once.
 -- The build embeds schema.sql, then core/src/algorithms/<algorithm>.sql for every row of the algorithm table, the
 -- generated dispatcher rw1_evaluate, then decide.sql. The placeholders (schema, table and unlogged, each between
@@ -21,7 +21,7 @@ CREATE @unlogged@ TABLE IF NOT EXISTS @schema@.@table@ (
   state bigint[],
   expires_at bigint NOT NULL
 ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.05);
-COMMENT ON TABLE @schema@.@table@ IS 'ratewarden store state, schema version 2';
+COMMENT ON TABLE @schema@.@table@ IS 'ratewarden store state, schema version 3';
 
 -- The reset log of the hybrid modes (decide.sql, <table>_reset): n, the user key reset.
 CREATE @unlogged@ TABLE IF NOT EXISTS @schema@.@table@_resets (
