@@ -28,16 +28,18 @@ if(NOT OPENSSL_FOUND)
   message(FATAL_ERROR " ratewarden: OpenSSL (libssl) was not found; install it: ${RATEWARDEN_INSTALL_HINT}")
 endif()
 
-# libpq, for postgres://. Left out of the binary packages (RATEWARDEN_STATIC_DEPS): it cannot be linked in statically
-# (it brings Kerberos, LDAP and GnuTLS with it), so they are built without the PostgreSQL store, and postgres:// says
-# so (store_registry.cpp).
+# libpq, for postgres://: loaded at run time (core/src/postgres/libpq_api.cpp, dlopen of libpq.so.5), never linked,
+# so only its header is needed to build, and the binary packages (RATEWARDEN_STATIC_DEPS) have the PostgreSQL store
+# too. The tests and benchmarks link libpq themselves (PkgConfig::LIBPQ, when found).
 # (RATEWARDEN_POSTGRES, for every directory: capi/ writes it into the installed CMake and pkg-config files.)
-if(RATEWARDEN_STATIC_DEPS)
+pkg_check_modules(LIBPQ QUIET IMPORTED_TARGET libpq)
+find_path(RATEWARDEN_LIBPQ_INCLUDE_DIR libpq-fe.h HINTS ${LIBPQ_INCLUDE_DIRS} PATH_SUFFIXES postgresql)
+if(RATEWARDEN_LIBPQ_INCLUDE_DIR)
+  set(RATEWARDEN_POSTGRES ON CACHE INTERNAL "")
+elseif(RATEWARDEN_STATIC_DEPS)
+  message(WARNING " ratewarden: libpq-fe.h was not found: this package is built without the PostgreSQL store; "
+                  "install libpq's header: ${RATEWARDEN_INSTALL_HINT}")
   set(RATEWARDEN_POSTGRES OFF CACHE INTERNAL "")
 else()
-  set(RATEWARDEN_POSTGRES ON CACHE INTERNAL "")
-  pkg_check_modules(LIBPQ QUIET IMPORTED_TARGET libpq)
-  if(NOT LIBPQ_FOUND)
-    message(FATAL_ERROR " ratewarden: libpq was not found (pkg-config libpq); install it: ${RATEWARDEN_INSTALL_HINT}")
-  endif()
+  message(FATAL_ERROR " ratewarden: libpq was not found (libpq-fe.h); install it: ${RATEWARDEN_INSTALL_HINT}")
 endif()

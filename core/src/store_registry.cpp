@@ -26,11 +26,11 @@ struct Scheme {
 };
 
 #ifndef RATEWARDEN_WITH_POSTGRES
-// The binary packages are built without libpq (cmake/dependencies.cmake): say so rather than "unsupported".
+// Built where libpq's header was missing (cmake/dependencies.cmake): say so rather than "unsupported".
 std::shared_ptr<Store> open_postgres_url(Url&, std::string_view text, Clock) {
   throw InvalidArgument("store URL \"" + masked_url(text) +
-                        "\": this build of ratewarden has no PostgreSQL store (the prebuilt wheel and Node addon "
-                        "leave libpq out); install ratewarden from source with libpq (docs/deployment.md, \"PostgreSQL\")");
+                        "\": this build of ratewarden has no PostgreSQL store (it was built without libpq's header, "
+                        "libpq-fe.h); build it with libpq-dev installed (docs/deployment.md, \"PostgreSQL\")");
 }
 #endif
 

@@ -7,13 +7,14 @@ that records its call and fails; pkg-config's search path and the Node headers (
 said it used the shipped binary.
 
     [1/5] the packages          `auditwheel show` gives the wheel a manylinux tag; ldd of the wheel's extension and
-                                of the tarball's prebuilt addon shows no libhiredis, libssl or libcrypto, and nm
+                                of the tarball's prebuilt addon shows no libhiredis, libssl, libcrypto or libpq
+                                (loaded at run time by the PostgreSQL store), and nm
                                 shows neither exports their symbols; both ship the LICENSE
     [2/5] wheel, no compiler    a fresh venv: pip install 'ratewarden-*.whl[flask]', then tests/install/smoke.py
-                                on memory, a real redis-server and one over TLS
+                                on memory, a real redis-server, one over TLS and a real PostgreSQL
     [3/5] sdist, no build deps  without a compiler, and without hiredis: pip says in one line what to install
     [4/5] tarball, no compiler  a fresh folder: npm install of the tarball and express, the prebuilt addon loaded,
-                                then tests/node/pack/app.js on memory, Redis and TLS
+                                then tests/node/pack/app.js on memory, Redis, TLS and PostgreSQL
     [5/5] tarball from source   RATEWARDEN_BUILD_FROM_SOURCE=1: without cmake or a compiler it stops, naming what is
                                 missing; with them, the fallback build from the tarball's sources, showing [n/N]
 
@@ -37,7 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "python"))
-from redis_server import RedisServer  # noqa: E402  (the test servers' launcher, tests/servers/launch.py)
+from redis_server import PostgresServer, RedisServer  # noqa: E402  (the test servers' launcher, tests/servers/launch.py)
 
 STEPS = 5
 TRAPPED = ["cc", "c++", "gcc", "g++", "clang", "clang++", "cpp", "ld", "as", "cmake", "ninja", "make", "pkg-config",
@@ -45,7 +46,7 @@ TRAPPED = ["cc", "c++", "gcc", "g++", "clang", "clang++", "cpp", "ld", "as", "cm
            "x86_64-linux-gnu-g++-12"]
 EVERYDAY = ["sh", "bash", "env", "node", "npm", "npx", "cat", "ls", "mkdir", "rm", "cp", "mv", "ln", "chmod",
             "uname", "tar", "gzip", "grep", "sed", "dirname", "basename", "readlink", "which", "id", "head", "tail"]
-LEAKS = ("libhiredis", "libssl", "libcrypto")
+LEAKS = ("libhiredis", "libssl", "libcrypto", "libpq")
 times: dict[str, float] = {}
 
 
@@ -214,8 +215,8 @@ def main() -> None:
     try:
         wheel, sdist, tarball = check_packages(dist, work)
         no_compiler, called = no_compiler_path(work)
-        with RedisServer(tls=True) as redis:
-            urls = [redis.url, redis.tls_url]
+        with RedisServer(tls=True) as redis, PostgresServer() as postgres:
+            urls = [redis.url, redis.tls_url, postgres.url + "?timeout=5s"]
             python_wheel(work, wheel, sdist, called, no_compiler, urls)
             node_tarball(work, tarball, called, no_compiler, urls)
     finally:

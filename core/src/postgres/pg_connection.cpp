@@ -21,7 +21,7 @@ std::string trimmed(const char* message) {
 
 // SQLSTATE 57014: the statement ran past statement_timeout (the store's timeout) on the server.
 ErrorCode code_of(const PGresult* result) {
-  const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+  const char* state = libpq().resultErrorField(result, PG_DIAG_SQLSTATE);
   return state != nullptr && std::string(state) == "57014" ? ErrorCode::store_timeout : ErrorCode::store_error;
 }
 
@@ -58,12 +58,12 @@ void PgConnection::start_connect() {
   }
   keys.push_back(nullptr);
   values.push_back(nullptr);
-  conn_ = PQconnectStartParams(keys.data(), values.data(), 0);
-  if (conn_ == nullptr || PQstatus(conn_) == CONNECTION_BAD || PQsetnonblocking(conn_, 1) != 0) {
+  conn_ = pq_.connectStartParams(keys.data(), values.data(), 0);
+  if (conn_ == nullptr || pq_.status(conn_) == CONNECTION_BAD || pq_.setnonblocking(conn_, 1) != 0) {
     const std::string why = conn_ != nullptr ? server_message() : "out of memory";
     return server_failed(ErrorCode::store_unavailable, shared_.name + ": cannot connect: " + why);
   }
-  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);  // the set-up's "already exists" notices
+  pq_.setNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);  // the set-up's "already exists" notices
   state_ = State::connecting;
   connect_deadline_us_ = monotonic_now_us() + o.connect_timeout_us;
   // As if PQconnectPoll had answered PGRES_POLLING_WRITING (libpq's documented start).
@@ -71,7 +71,7 @@ void PgConnection::start_connect() {
 }
 
 void PgConnection::watch(bool want_write) {
-  const int fd = PQsocket(conn_);
+  const int fd = pq_.socket(conn_);
   if (fd != fd_) {  // libpq may open a new socket while it connects (another address of the host)
     if (fd_ >= 0) {
       loop_.unwatch(fd_);
@@ -85,7 +85,7 @@ void PgConnection::watch(bool want_write) {
 }
 
 void PgConnection::continue_connect() {
-  switch (PQconnectPoll(conn_)) {
+  switch (pq_.connectPoll(conn_)) {
     case PGRES_POLLING_READING: return watch(false);
     case PGRES_POLLING_WRITING: return watch(true);
     case PGRES_POLLING_OK:
@@ -99,7 +99,7 @@ void PgConnection::continue_connect() {
 
 // The schema, once per store and process: one simple-protocol query, hence one transaction.
 void PgConnection::start_setup() {
-  if (PQsendQuery(conn_, shared_.setup_sql.c_str()) == 0)
+  if (pq_.sendQuery(conn_, shared_.setup_sql.c_str()) == 0)
     return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   state_ = State::setting_up;
   setup_error_.clear();
@@ -108,30 +108,31 @@ void PgConnection::start_setup() {
 }
 
 void PgConnection::read_setup() {
-  if (PQconsumeInput(conn_) == 0)
+  if (pq_.consumeInput(conn_) == 0)
     return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
-  while (PQisBusy(conn_) == 0) {
-    PGresult* r = PQgetResult(conn_);
+  while (pq_.isBusy(conn_) == 0) {
+    PGresult* r = pq_.getResult(conn_);
     if (r == nullptr) {
       if (!setup_error_.empty())
         return fail_all(ErrorCode::store_error, shared_.name + ": creating the schema failed: " + setup_error_);
       shared_.schema_ready = true;
       return enter_pipeline();
     }
-    if (PQresultStatus(r) == PGRES_FATAL_ERROR && setup_error_.empty()) setup_error_ = trimmed(PQresultErrorMessage(r));
-    PQclear(r);
+    if (pq_.resultStatus(r) == PGRES_FATAL_ERROR && setup_error_.empty())
+      setup_error_ = trimmed(pq_.resultErrorMessage(r));
+    pq_.clear(r);
   }
 }
 
 void PgConnection::enter_pipeline() {
-  if (PQenterPipelineMode(conn_) == 0)
+  if (pq_.enterPipelineMode(conn_) == 0)
     return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   for (const PgStatement& s : shared_.statements) {
-    if (PQsendPrepare(conn_, s.name, s.sql.c_str(), 0, nullptr) == 0)
+    if (pq_.sendPrepare(conn_, s.name, s.sql.c_str(), 0, nullptr) == 0)
       return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   }
   waiting_.push_back(Pending{nullptr, true});  // one sync for them all
-  if (PQpipelineSync(conn_) == 0)
+  if (pq_.pipelineSync(conn_) == 0)
     return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   state_ = State::ready;
   setup_error_.clear();
@@ -150,9 +151,9 @@ void PgConnection::append(PgRequest* request) {
     values[i] = request->is_null[i] ? nullptr : request->values[i].data();
     lengths[i] = static_cast<int>(request->values[i].size());
   }
-  if (PQsendQueryPrepared(conn_, request->statement, static_cast<int>(n), values.data(), lengths.data(),
+  if (pq_.sendQueryPrepared(conn_, request->statement, static_cast<int>(n), values.data(), lengths.data(),
                           request->formats.data(), 0) == 0 ||
-      PQpipelineSync(conn_) == 0) {
+      pq_.pipelineSync(conn_) == 0) {
     request->fail(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
     finish_request(request);
     return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
@@ -167,7 +168,7 @@ void PgConnection::append(PgRequest* request) {
 void PgConnection::flush() {
   dirty_ = false;
   if (conn_ == nullptr) return;
-  const int left = PQflush(conn_);
+  const int left = pq_.flush(conn_);
   if (left < 0) return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   watch(left == 1);
 }
@@ -189,23 +190,23 @@ void PgConnection::on_io(uint32_t events) {
 }
 
 void PgConnection::read_results() {
-  if (PQconsumeInput(conn_) == 0)
+  if (pq_.consumeInput(conn_) == 0)
     return server_failed(ErrorCode::store_unavailable, shared_.name + ": connection lost: " + server_message());
-  while (!waiting_.empty() && PQisBusy(conn_) == 0) {
-    PGresult* r = PQgetResult(conn_);
+  while (!waiting_.empty() && pq_.isBusy(conn_) == 0) {
+    PGresult* r = pq_.getResult(conn_);
     Pending& p = waiting_.front();
     if (r == nullptr) {
       if (!p.after_result) break;  // nothing more has arrived
       p.after_result = false;
       continue;
     }
-    if (PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
+    if (pq_.resultStatus(r) != PGRES_PIPELINE_SYNC) {
       take_result(p, r);
-      PQclear(r);
+      pq_.clear(r);
       p.after_result = true;
       continue;
     }
-    PQclear(r);
+    pq_.clear(r);
     const Pending done = p;
     waiting_.pop_front();
     if (done.prepare && !setup_error_.empty()) {
@@ -221,22 +222,22 @@ void PgConnection::read_results() {
 }
 
 void PgConnection::take_result(Pending& p, PGresult* r) {
-  const ExecStatusType status = PQresultStatus(r);
+  const ExecStatusType status = pq_.resultStatus(r);
   const bool ok = status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK;
   if (p.prepare) {
-    if (!ok && setup_error_.empty()) setup_error_ = trimmed(PQresultErrorMessage(r));
+    if (!ok && setup_error_.empty()) setup_error_ = trimmed(pq_.resultErrorMessage(r));
     return;
   }
   PgRequest* request = p.request;
   if (request == nullptr || request->failed() || !request->row.empty()) return;  // timed out, or a second result
   if (!ok) {
-    const std::string message = trimmed(PQresultErrorMessage(r));
+    const std::string message = trimmed(pq_.resultErrorMessage(r));
     request->fail(status == PGRES_FATAL_ERROR ? code_of(r) : ErrorCode::store_error,
-                  shared_.name + ": " + (message.empty() ? std::string(PQresStatus(status)) : message));
+                  shared_.name + ": " + (message.empty() ? std::string(pq_.resStatus(status)) : message));
     return;
   }
-  if (PQntuples(r) < 1) return;
-  for (int i = 0; i < PQnfields(r); ++i) request->row.emplace_back(PQgetvalue(r, 0, i), PQgetlength(r, 0, i));
+  if (pq_.ntuples(r) < 1) return;
+  for (int i = 0; i < pq_.nfields(r); ++i) request->row.emplace_back(pq_.getvalue(r, 0, i), pq_.getlength(r, 0, i));
 }
 
 int64_t PgConnection::next_deadline_us() const {
@@ -311,14 +312,14 @@ void PgConnection::drop_connection() {
     unregister_inherited_fd(fd_);
     fd_ = -1;
   }
-  if (conn_ != nullptr) PQfinish(conn_);
+  if (conn_ != nullptr) pq_.finish(conn_);
   conn_ = nullptr;
   state_ = State::closed;
   connect_deadline_us_ = 0;
 }
 
 std::string PgConnection::server_message() const {
-  const std::string m = conn_ != nullptr ? trimmed(PQerrorMessage(conn_)) : std::string();
+  const std::string m = conn_ != nullptr ? trimmed(pq_.errorMessage(conn_)) : std::string();
   return m.empty() ? "the connection failed" : m;
 }
 

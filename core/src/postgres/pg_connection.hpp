@@ -11,9 +11,8 @@
 #include <deque>
 #include <string>
 
-#include <libpq-fe.h>
-
 #include "io/io_loop.hpp"
+#include "libpq_api.hpp"
 #include "pg_options.hpp"
 #include "pg_request.hpp"
 #include "schema.hpp"
@@ -40,7 +39,9 @@ class PgHealth {
 
 class PgConnection final : public IoHandler, public Flushable {
  public:
-  PgConnection(IoLoop& loop, PgShared& shared, PgHealth& health) : loop_(loop), shared_(shared), health_(health) {}
+  // Throws InvalidArgument when libpq cannot be loaded (libpq_api.hpp).
+  PgConnection(IoLoop& loop, PgShared& shared, PgHealth& health)
+      : pq_(libpq()), loop_(loop), shared_(shared), health_(health) {}
   ~PgConnection() override;
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;
@@ -77,6 +78,7 @@ class PgConnection final : public IoHandler, public Flushable {
   void drop_connection();
   std::string server_message() const;
 
+  const LibPq& pq_;
   IoLoop& loop_;
   PgShared& shared_;
   PgHealth& health_;

@@ -1,5 +1,6 @@
 #include "pg_url.hpp"
 
+#include "libpq_api.hpp"
 #include "pg_store.hpp"
 #include "ratewarden/errors.hpp"
 
@@ -75,6 +76,11 @@ std::shared_ptr<Store> open_postgres_url(Url& url, std::string_view text, Clock 
   o.circuit_backoff_us = take_duration_us(url, "circuit_backoff", o.circuit_backoff_us);
   o.clock = std::move(clock);
   reject_unknown_options(url, text);
+  try {
+    libpq();  // loaded here, not on the I/O thread: a missing libpq is an error at open
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument("store URL \"" + masked_url(text) + "\": " + e.what());
+  }
   return std::make_shared<PostgresStore>(std::move(o));
 }
 

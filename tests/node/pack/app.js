@@ -1,8 +1,9 @@
 'use strict';
 // Runs in a fresh folder where the packed tarball was installed (tests/install/check_install.py): the package works
 // as a user gets it — both entry points resolved by name, decisions on memory, and, when their URLs are given, on
-// Redis and on Redis over TLS (OpenSSL is inside the prebuilt addon), and the Express middleware answering 429.
-//   node app.js [REDIS_URL REDISS_URL]
+// Redis, on Redis over TLS (OpenSSL is inside the prebuilt addon) and on PostgreSQL (the system's libpq.so.5, loaded
+// at run time), and the Express middleware answering 429.
+//   node app.js [REDIS_URL REDISS_URL POSTGRES_URL]
 const assert = require('node:assert/strict');
 const express = require('express');
 const { Limiter, version } = require('ratewarden');
@@ -12,7 +13,7 @@ async function main() {
   const limiter = new Limiter({ policy: '2/minute' });
   assert.deepEqual([1, 2, 3].map(() => limiter.hitSync('k').allowed), [true, true, false]);
   const urls = process.argv.slice(2);
-  for (const store of urls) { // one server behind both URLs: a key each
+  for (const store of urls) { // one Redis server behind both Redis URLs: a key each
     const shared = new Limiter({ policy: '2/minute', store, prefix: `pack-${process.pid}` });
     const allowed = [];
     for (let i = 0; i < 3; i++) allowed.push((await shared.hit(store)).allowed);
@@ -27,7 +28,7 @@ async function main() {
   server.close();
   assert.deepEqual(statuses, [200, 429]);
   const addon = Object.keys(require.cache).find((file) => file.endsWith('.node'));
-  console.log(`packed ratewarden ${version}: addon ${addon}; memory${urls.length ? ', redis, rediss' : ''} and ` +
+  console.log(`packed ratewarden ${version}: addon ${addon}; memory${urls.length ? ', redis, rediss, postgres' : ''} and ` +
     `Express work (statuses ${statuses.join(', ')})`);
 }
 
