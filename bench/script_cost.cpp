@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -246,6 +247,7 @@ int main() {
     port = free_port();
     server = ::fork();
     if (server == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // never left behind, however the bench ends (a closed pipe, ^C)
       ::freopen("/dev/null", "w", stdout);
       ::execlp("redis-server", "redis-server", "--port", std::to_string(port).c_str(), "--bind", "127.0.0.1",
                "--save", "", "--appendonly", "no", static_cast<char*>(nullptr));
