@@ -13,7 +13,8 @@ const { Limiter } = require('ratewarden');
 const { captureEvalsha, compare, interleaved } = require('./common');
 
 const IN_FLIGHT = (process.env.BENCH_IN_FLIGHT || '100,1000,10000').split(',').map(Number);
-const TARGET = 1.2;  // issue 11: with 100 calls in flight
+const TARGET = 1.5;  // issue 13 (issue 11 asked 1.2): with 100 calls in flight
+const RATE_TARGET = 100_000;  // issue 13: decisions/s with 100 calls in flight, on this 2-core machine
 const SECONDS = Number(process.env.BENCH_SECONDS || 2);
 const KEYS = 100_000;
 const POLICY = '1000000000/hour';  // everything is allowed: every decision writes
@@ -85,6 +86,12 @@ async function run(port) {
       { format: us, lowerIsBetter: true }));
     rows.push(compare('redis', `  Node CPU per decision (all threads)`, field(o, 'nodeUs'), field(p, 'nodeUs'),
       { format: us, lowerIsBetter: true }));
+  }
+  const rates = field(m.ours100 || [], 'rate').sort((a, b) => a - b);
+  if (rates.length) {  // an absolute target: the median rate over the issue's figure
+    const median = rates[rates.length >> 1];
+    rows.push({ section: 'redis', what: 'hit, 100 in flight, decisions/s over the issue\'s 100k/s', ours: rate(median),
+      peer: rate(RATE_TARGET), ratio: median / RATE_TARGET, target: 1 });
   }
   rows.push(compare('redis', `hit (${IN_FLIGHT[0]} in flight) vs redis-benchmark -c 50 -P 16, same EVALSHA`,
     field(m[`ours${IN_FLIGHT[0]}`], 'rate'), m.redisBenchmark, { format: rate, target: 0.8 }));
