@@ -39,17 +39,18 @@ if "rw.memory.hit" in results:  # calls.py ran
             limits_mem / us, ">= 4x" if call == "hit" else "-")
     ours, theirs = results["contended.rw"], results["contended.limits"]
     row("memory `hit()` amid 4 busy threads, CPU µs/call", f"{ours:.2f}", f"{theirs:.2f} (limits fixed)", theirs / ours, "-")
-    for threads, target in ((1, ">= 1.5x"), (8, ">= 3x")):
+    for threads, target in ((1, ">= 2.5x"), (8, ">= 3x")):  # issue 13's 1-thread target (issue 11 asked 1.5x)
         strategy, limits_redis = fastest("limits.redis.", f".{threads}")
         us = results[f"rw.redis.hit.{threads}"]
         row(f"Redis `hit()`, {threads} thread{'s' if threads > 1 else ''}, µs/call", f"{us:.1f}",
             f"{limits_redis:.1f} (limits {strategy})", limits_redis / us, target)
     if "floor.redis.ping.1" in results:
-        # No synchronous hit from one thread is faster than a bare round trip: limits' time over it bounds the ratio.
+        # limits' time over redis-py's bare round trip: what a limiter on redis-py can reach from one thread at most
+        # (ours, on the core's own client, is not bound by it).
         ping = results["floor.redis.ping.1"]
         strategy, limits_redis = fastest("limits.redis.", ".1")
-        row("floor: redis-py `PING`, 1 thread, µs/call", f"{ping:.1f}", f"{limits_redis:.1f} (limits {strategy})",
-            limits_redis / ping, "the most any Redis `hit()` can reach")
+        row("redis-py `PING`, 1 thread, µs/call", f"{ping:.1f}", f"{limits_redis:.1f} (limits {strategy})",
+            limits_redis / ping, "the most a limiter on redis-py can reach")
 # HTTP: time per request over the bare app's (lower is better), median of the rounds, with their spread.
 for server in ("sync", "gthread"):
     if f"http.{server}.bare" not in http:
