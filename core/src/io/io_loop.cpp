@@ -138,11 +138,10 @@ bool IoLoop::drive(const std::function<void()>& start, const std::function<bool(
   while (!done()) turn(nullptr);
   // The I/O thread may be asleep with a timeout chosen before this: it must look again if anything is left to do,
   // and the next post must wake it (this thread's turns left awake_ set).
-  const int64_t next = next_deadline();
-  bool wake;
+  bool wake = next_deadline() != INT64_MAX;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    wake = next < sleep_until_us_ || !posted_.empty();
+    wake = wake || !posted_.empty();
     awake_ = wake;
   }
   if (wake) wake_up();
@@ -164,9 +163,6 @@ void IoLoop::turn(std::unique_lock<std::mutex>* token) {
     std::lock_guard<std::mutex> lock(mu_);
     if (posted_.empty()) awake_ = false;  // from here on, a post writes the wake-up descriptor
     sleeping = !awake_;
-    // A caller that drives meanwhile wakes this thread for an earlier deadline only; one not sleeping (a timeout
-    // of 0) turns again and sees every deadline.
-    if (token != nullptr) sleep_until_us_ = sleeping && timeout_ms != -1 ? next : sleeping ? INT64_MAX : INT64_MIN;
   }
   epoll_event events[64];
   const uint64_t seen = turns_;

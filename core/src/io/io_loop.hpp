@@ -87,10 +87,6 @@ class IoLoop {
   std::mutex mu_;
   std::vector<Task> posted_;
   bool awake_ = true;  // the loop is not (about to be) asleep in epoll_wait: posting needs no wake-up
-  // When the I/O thread's sleep ends by itself (its earliest deadline then; INT64_MAX: none): a driving caller wakes
-  // it only for an earlier one, not after every call (a wake-up per call, and a thread hop when it then holds the
-  // token as the next call starts).
-  int64_t sleep_until_us_ = INT64_MAX;
 
   int64_t now_us_ = 0;
   std::vector<Deadlines*> deadlines_;
