@@ -47,7 +47,8 @@ for (const [name, url] of Object.entries(STORES)) {
         const waits = [];
         for (let i = 0; i < 3; i++) waits.push((await limiter.acquire('k')).waitUs);
         assert.equal(waits[0], 0);
-        assert.ok(waits.every((w) => w <= 50000), String(waits)); // less when a round trip took some of it
+        // At most a period: less when a round trip took some of it, more by as much as the previous timer fired early.
+        assert.ok(waits.every((w) => w <= 50000 + EARLY_MS * 1000), String(waits));
         assert.ok(performance.now() - start >= 100 - EARLY_MS); // the third slot: two periods after the first
       });
     }
