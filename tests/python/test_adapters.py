@@ -236,6 +236,10 @@ def test_asgi_404s_mounts_and_routers_added_later(adapter: str) -> None:
         assert [a[0] for a in answers] == [200, 200, 429], answers
         assert answers[0][1]["ratelimit"] == '"application";r=6;t=60, "default";r=1;t=60'
         assert [s.get("/r/x", client=me)[0] for _ in range(2)] == [200, 429]  # in an included router / a Mount
+        if adapter == "fastapi":  # plain Starlette routes of included routers: the default limit, 2/minute
+            for path in ("/r/starlette", "/r/deeper/z"):
+                someone = client()
+                assert [s.get(path, client=someone)[0] for _ in range(3)] == [200, 200, 429], path
         assert s.get("/late/y", client=me)[0] == 404
         assert s.request("POST", "/late")[0] == 200  # a router included (a route added) after serving requests
         other = client()

@@ -271,20 +271,39 @@ class RateLimiter:
             included = getattr(app_route, "original_router", None)
             if included is not None:  # FastAPI's include_router (recent releases): the router's routes, kept there
                 self._install(included, watched, seen)
+                self._install_included(app_route, watched, seen)
                 continue
-            if isinstance(app_route, (Mount, Host)):
-                mounted = getattr(app_route, "_base_app", app_route.app)
-                if hasattr(mounted, "routes"):  # a router, or an app of its own
-                    self._install(getattr(mounted, "router", mounted), watched, seen)
-                else:
-                    self._wrap(app_route, mounted, getattr(app_route, "name", None) or
-                               getattr(mounted, "__name__", type(mounted).__name__), has_dependency=False)
+            self._install_route(app_route, watched, seen)
+
+    def _install_route(self, app_route: Any, watched: List[Tuple[Any, int]], seen: set) -> None:
+        if isinstance(app_route, (Mount, Host)):
+            mounted = getattr(app_route, "_base_app", app_route.app)
+            if hasattr(mounted, "routes"):  # a router, or an app of its own
+                self._install(getattr(mounted, "router", mounted), watched, seen)
+            else:
+                self._wrap(app_route, mounted, getattr(app_route, "name", None) or
+                           getattr(mounted, "__name__", type(mounted).__name__), has_dependency=False)
+            return
+        endpoint = getattr(app_route, "endpoint", None)
+        if endpoint is not None:
+            self._wrap(app_route, endpoint, getattr(app_route, "name", None) or getattr(endpoint, "__name__", "route"),
+                       has_dependency=any(d.call in self._dependencies for d in _dependencies(app_route)))
+
+    def _install_included(self, branch: Any, watched: List[Tuple[Any, int]], seen: set) -> None:
+        """An included router's routes as FastAPI answers them: an APIRoute is handled by itself (wrapped above), but
+        a plain Starlette route (``router.add_route``, ``Route``, a ``Mount``) by a copy made for the include, whose
+        handle is its own — left alone, every request to it would go unlimited. The copies are kept by the branch
+        until the router's routes change (then ``stale`` brings the install here again)."""
+        candidates = getattr(branch, "effective_candidates", None)
+        if candidates is None:
+            return
+        for candidate in candidates():
+            if hasattr(candidate, "original_router"):  # a router included in the included one
+                self._install_included(candidate, watched, seen)
                 continue
-            endpoint = getattr(app_route, "endpoint", None)
-            if endpoint is not None:
-                self._wrap(app_route, endpoint, getattr(app_route, "name", None) or getattr(endpoint, "__name__",
-                                                                                           "route"),
-                           has_dependency=any(d.call in self._dependencies for d in _dependencies(app_route)))
+            copy = getattr(candidate, "starlette_route", None)
+            if copy is not None and copy is not getattr(candidate, "original_route", None):
+                self._install_route(copy, watched, seen)
 
     def _wrap(self, app_route: Any, target: Any, name: str, has_dependency: bool) -> None:
         """Checks the limits of ``target`` (an endpoint, a mounted app) before ``app_route`` handles a request. The

@@ -3,8 +3,9 @@ RW_TEST_STORE, RW_TEST_PREFIX, RW_TEST_OPTIONS (JSON: more options). Route limit
 (a form field), /items 3/minute per address, /user/{n} 2/minute per user id (an int), /twice two 2/minute limits
 per address, /s1 and /s2 one 3/minute scope, /api 100000/minute per X-API-Key, /me 2/minute per user (X-User
 authenticates) else address, /pair 1/minute per (X-A, address), /signin 3 failures (4xx) a minute per username (count_when; with X-Slow the answer takes 0.6 s); /free has only the app-wide and default limits;
-/health is exempt. Routers: /r/x 1/minute (an included APIRouter, or a Starlette Mount of routes); /plain a plain ASGI
-app mounted (the app-wide and default limits); POST /late includes (FastAPI) or adds (Starlette) /late/y, 1/minute,
+/health is exempt. Routers: /r/x 1/minute (an included APIRouter, or a Starlette Mount of routes); FastAPI only:
+/r/starlette and /r/deeper/z, plain Starlette routes (add_route) of an included router and of a router included in it
+(the default limit); /plain a plain ASGI app mounted (the app-wide and default limits); POST /late includes (FastAPI) or adds (Starlette) /late/y, 1/minute,
 after the app has served requests."""
 
 import asyncio
@@ -72,6 +73,18 @@ async def late_route(request: Request):
     from starlette.responses import PlainTextResponse
 
     return PlainTextResponse("y")
+
+
+async def starlette_route(request: Request):  # no limit of its own
+    from starlette.responses import PlainTextResponse
+
+    return PlainTextResponse("s")
+
+
+async def deeper_route(request: Request):
+    from starlette.responses import PlainTextResponse
+
+    return PlainTextResponse("z")
 
 
 if KIND == "fastapi":  # limit() on most routes, depends() on /login and /twice
@@ -149,6 +162,12 @@ if KIND == "fastapi":  # limit() on most routes, depends() on /login and /twice
 
     included = APIRouter(prefix="/r")
     included.add_api_route("/x", in_router)
+    # Plain Starlette routes, which FastAPI answers through copies made for the include (add_route takes the path as
+    # it is; an include adds its prefixes).
+    included.add_route("/r/starlette", starlette_route)
+    deeper = APIRouter()
+    deeper.add_route("/z", deeper_route)
+    included.include_router(deeper, prefix="/deeper")
     app.include_router(included)
     app.mount("/plain", plain_app)
     late = APIRouter(prefix="/late")
