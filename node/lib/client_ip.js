@@ -39,7 +39,8 @@ function ipv6Text(g) {
 }
 
 function clientKey(ip, ipv6Subnet = DEFAULT_IPV6_SUBNET) {
-  if (!net.isIPv6(ip)) return ip;
+  // An address without ':' is not IPv6: most clients are IPv4, and this spares them isIPv6's long regular expression.
+  if (typeof ip === 'string' && ip.indexOf(':') === -1 || !net.isIPv6(ip)) return ip;
   const g = groupsOf(ip);
   if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff) {
     return `${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`;
