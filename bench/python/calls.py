@@ -5,11 +5,13 @@ JSON object per measurement."""
 from __future__ import annotations
 
 import json
+import socket
 import statistics
 import sys
 import threading
 import time
 from typing import Callable, List
+from urllib.parse import urlparse
 
 import limits
 import redis as redis_py
@@ -105,25 +107,59 @@ def contended() -> None:
 
 
 def redis() -> None:
+    """Ours, limits' strategies and the floors, one thread then 8, each measure of a round taken in turn (REPEATS
+    rounds): the machine's other load falls on every side of a ratio alike."""
     rw = ratewarden.Limiter(POLICY, REDIS, prefix="bench")
-    report("rw.redis.hit.1", per_call_us(loop(rw.hit, KEYS[:3000])))
-    report("rw.redis.hit.8", per_call_us(threaded(rw.hit, 8, 1000)))
+    one = {"rw.redis.hit.1": loop(rw.hit, KEYS[:3000])}
+    eight = {"rw.redis.hit.8": threaded(rw.hit, 8, 1000)}
     for name, cls in STRATEGIES.items():
         lim = cls(storage.RedisStorage(REDIS, key_prefix=f"LIMITS-{name}"))  # each strategy its own key types
         hit = lambda k, lim=lim: lim.hit(ITEM, k)  # noqa: E731
-        report(f"limits.redis.{name}.1", per_call_us(loop(hit, KEYS[:3000])))
-        report(f"limits.redis.{name}.8", per_call_us(threaded(hit, 8, 1000)))
-
-
-def floor() -> None:
-    """The round trip under every synchronous Redis call from one thread, ours and limits' alike: redis-py's PING
-    (no script, no key), on the same server in the same run."""
+        one[f"limits.redis.{name}.1"] = loop(hit, KEYS[:3000])
+        eight[f"limits.redis.{name}.8"] = threaded(hit, 8, 1000)
     client = redis_py.Redis.from_url(REDIS)
-    report("floor.redis.ping.1", per_call_us(loop(lambda k: client.ping(), KEYS[:3000])))
+    one["floor.redis.ping.1"] = loop(lambda k: client.ping(), KEYS[:3000])
+    one["floor.redis.raw.1"] = loop(raw_minimal_script(), KEYS[:3000])
+    for runs in (one, eight):
+        samples: dict = {name: [] for name in runs}
+        for _ in range(REPEATS):
+            for name, run in runs.items():
+                start = time.perf_counter()
+                calls = run()
+                samples[name].append((time.perf_counter() - start) / calls * 1e6)
+        for name, values in samples.items():
+            report(name, statistics.median(values))
+
+
+# The minimal fixed window (INCRBY, PEXPIRE on the first hit) as a user would write it by hand.
+MINIMAL_SCRIPT = (b"local c = redis.call('INCRBY', KEYS[1], ARGV[1]) "
+                  b"if c == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return c")
+
+
+def raw_minimal_script() -> Callable[[str], object]:
+    """The least a decision on Redis can cost from Python, the floor of ours and of limits' alike: the minimal
+    fixed-window script by EVALSHA through a bare socket, its commands encoded beforehand, each reply (one short
+    integer, one segment on loopback) read but not parsed."""
+    url = urlparse(REDIS)
+    sock = socket.create_connection((url.hostname or "127.0.0.1", url.port or 6379))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def command(*args: bytes) -> bytes:
+        return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+    sock.sendall(command(b"SCRIPT", b"LOAD", MINIMAL_SCRIPT))
+    sha = sock.recv(4096).split(b"\r\n")[1]
+    encoded = {k: command(b"EVALSHA", sha, b"1", b"raw-" + k.encode(), b"1", b"60000") for k in KEYS}
+    send, recv = sock.sendall, sock.recv
+
+    def hit(k: str) -> bytes:
+        send(encoded[k])
+        return recv(64)
+
+    return hit
 
 
 if __name__ == "__main__":
     memory()
     contended()
     redis()
-    floor()

@@ -44,11 +44,17 @@ if "rw.memory.hit" in results:  # calls.py ran
         us = results[f"rw.redis.hit.{threads}"]
         row(f"Redis `hit()`, {threads} thread{'s' if threads > 1 else ''}, µs/call", f"{us:.1f}",
             f"{limits_redis:.1f} (limits {strategy})", limits_redis / us, target)
-    if "floor.redis.ping.1" in results:
-        # limits' time over redis-py's bare round trip: what a limiter on redis-py can reach from one thread at most
-        # (ours, on the core's own client, is not bound by it).
-        ping = results["floor.redis.ping.1"]
+    if "floor.redis.raw.1" in results:
+        # The floor of every Python limiter on Redis: the minimal fixed-window script through a bare socket. limits'
+        # time over it is the most any limiter can reach against limits from one thread; ours over it is our own
+        # overhead above a round trip.
+        raw = results["floor.redis.raw.1"]
         strategy, limits_redis = fastest("limits.redis.", ".1")
+        row("floor: minimal script by EVALSHA on a bare socket, 1 thread, µs/call", f"{raw:.1f}",
+            f"{limits_redis:.1f} (limits {strategy})", limits_redis / raw, "the most any limiter can reach")
+        row("ratewarden `hit()` over that floor, 1 thread", f"{results['rw.redis.hit.1']:.1f}", f"{raw:.1f} (floor)",
+            raw / results["rw.redis.hit.1"], "-")
+        ping = results["floor.redis.ping.1"]
         row("redis-py `PING`, 1 thread, µs/call", f"{ping:.1f}", f"{limits_redis:.1f} (limits {strategy})",
             limits_redis / ping, "the most a limiter on redis-py can reach")
 # HTTP: time per request over the bare app's (lower is better), median of the rounds, with their spread.
