@@ -9,13 +9,16 @@
 // the plugin's limit; false: only routes whose config names one) and `hook` ('onRequest', the default, or
 // 'preHandler'; a key read from the body is always taken in preHandler, after the body is parsed). A route's
 // `config.rateLimit` is that route's own limit, its options laid over the plugin's. The plugin is not
-// encapsulated: register it before the routes it limits.
+// encapsulated: its limits reach the routes of the context it is registered in and of its child contexts. A route
+// gets its limit's hook when it is added (onRoute); a route added before the plugin, which onRoute never sees, is
+// limited from hooks of the plugin's context instead (they run before the route's own hooks).
 
 const { HttpLimiter, newState, NEXT, DENY, KEY_ERROR } = require('./http');
 const { clientKey } = require('./client_ip');
 const { invalidArgument } = require('./errors');
 
 const STATE = Symbol('ratewarden');
+const SEEN = Symbol('ratewarden route');  // in the config of each route the plugin's onRoute saw
 const HOOKS = ['onRequest', 'preHandler'];
 
 let warnedForwardedFor = false;
@@ -95,10 +98,11 @@ function ratewarden(fastify, options, done) {
   // the routes, as a per-app limit is expected to do).
   let shared;
   const getters = new Map();  // url -> { own, limiter } of its GET route: the HEAD route Fastify adds shares it
-  if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', undefined);
-  fastify.addHook('onRoute', (route) => {
+
+  // The limit of a route ({ method, url, config }) and the hook it counts in, or undefined for none.
+  function limitOf(route) {
     const own = route.config?.rateLimit;
-    if (own === false || (own === undefined && !plugin.global)) return;
+    if (own === false || (own === undefined && !plugin.global)) return undefined;
     if (own !== undefined && (own === null || typeof own !== 'object')) {
       throw invalidArgument(`config.rateLimit of ${route.method} ${route.url} must be an options object or false`);
     }
@@ -123,10 +127,49 @@ function ratewarden(fastify, options, done) {
       limiter = new HttpLimiter({ ...base, ...merged.rest }, access);
       if (route.method === 'GET') getters.set(route.url, { own, limiter });
     }
-    if (limiter.needsBody) hook = 'preHandler';
-    const existing = route[hook];
-    route[hook] = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), hookOf(limiter)];
+    return { hook: limiter.needsBody ? 'preHandler' : hook, run: hookOf(limiter) };
+  }
+
+  if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', undefined);
+  fastify.addHook('onRoute', (route) => {
+    route.config = { ...route.config, [SEEN]: true };
+    const limit = limitOf(route);
+    if (limit === undefined) return;
+    const existing = route[limit.hook];
+    route[limit.hook] = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), limit.run];
   });
+
+  // The routes added before the plugin: their limits, made on their first request (by method and URL), from hooks
+  // of the plugin's context — added only when the server had routes already (request.routeOptions is made afresh
+  // on each read: no cost for an app that registers the plugin first).
+  if (fastify.printRoutes().trim() === '(empty tree)') return done();
+  const earlier = new Map();  // `${method} ${url}` -> { own, limit }
+  // A HEAD route Fastify added shares its GET route's limit (as getters above), whichever is asked first.
+  function earlierLimit(method, url, config) {
+    const key = `${method} ${url}`;
+    let entry = earlier.get(key);
+    if (entry === undefined) {
+      const own = config.rateLimit;
+      const sibling = method === 'HEAD' ? earlier.get(`GET ${url}`) : method === 'GET' ? earlier.get(`HEAD ${url}`) : undefined;
+      entry = sibling !== undefined && sibling.own === own ? sibling : { own, limit: limitOf({ method, url, config }) };
+      earlier.set(key, entry);
+    }
+    return entry.limit;
+  }
+  for (const phase of HOOKS) {
+    fastify.addHook(phase, (request, reply, next) => {
+      const { config, method, url } = request.routeOptions;
+      if (config[SEEN] === true || request.is404) return next();
+      let limit;
+      try {
+        limit = earlierLimit(method, url, config);
+      } catch (error) {
+        return next(error);
+      }
+      if (limit === undefined || limit.hook !== phase) return next();
+      return limit.run(request, reply, next);
+    });
+  }
   return done();
 }
 

@@ -377,6 +377,35 @@ test('a scope named by two limits that count differently is refused at start-up'
   rateLimit({ scope: 'ambiguous', limit: 5, store: url });  // the same count: shared on purpose
 });
 
+test('fastify: routes added before the plugin are limited too (the app-wide limit, their own, none when false)', async () => {
+  const app = require('fastify')();
+  app.register(async (child) => {
+    child.get('/child', async () => 'child');
+  }, { prefix: '/p' });
+  app.get('/own', { config: { rateLimit: { limit: 2 } } }, async () => 'own');
+  app.get('/free', { config: { rateLimit: false } }, async () => 'free');
+  await app.register(require('ratewarden/fastify'), scoped({ limit: 1 }));
+  app.get('/late', async () => 'late');
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const base = `http://127.0.0.1:${app.server.address().port}`;
+    const statuses = async (calls) => {
+      const got = [];
+      for (const [method, path] of calls) got.push((await fetch(base + path, { method })).status);
+      return got;
+    };
+    // One count per client across the routes without a limit of their own, whenever they were added.
+    assert.deepEqual(await statuses([['GET', '/p/child'], ['GET', '/p/child'], ['GET', '/late']]), [200, 429, 429]);
+    // Its own limit, shared by the HEAD route Fastify added, whichever comes first.
+    assert.deepEqual(await statuses([['HEAD', '/own'], ['GET', '/own'], ['GET', '/own']]), [200, 200, 429]);
+    assert.deepEqual(await statuses([['GET', '/free'], ['GET', '/free'], ['GET', '/nope']]), [200, 200, 404]);
+    const own = await fetch(`${base}/own`);
+    assert.equal(own.headers.get('ratelimit'), '"2-in-1min";r=0;t=60');
+  } finally {
+    await app.close();
+  }
+});
+
 test('fastify: the HEAD route Fastify adds shares its GET route\'s count; routes of child contexts are limited', async () => {
   const app = require('fastify')();
   await app.register(require('ratewarden/fastify'), { global: false });
