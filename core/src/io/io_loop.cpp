@@ -55,14 +55,19 @@ bool IoLoop::on_loop_thread() { return is_loop_thread; }
 IoLoop::IoLoop() {
   watch_forks();
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  idle_epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epoll_fd_ < 0 || wake_fd_ < 0) throw std::runtime_error(std::string("cannot start the I/O loop: ") + std::strerror(errno));
+  if (epoll_fd_ < 0 || idle_epoll_fd_ < 0 || wake_fd_ < 0)
+    throw std::runtime_error(std::string("cannot start the I/O loop: ") + std::strerror(errno));
   register_inherited_fd(epoll_fd_);
+  register_inherited_fd(idle_epoll_fd_);
   register_inherited_fd(wake_fd_);
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.ptr = nullptr;  // the wake-up descriptor
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  ev.events = EPOLLIN | EPOLLET;
+  epoll_ctl(idle_epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
   now_us_ = monotonic_now_us();
   thread_ = std::thread([this] { run(); });
   thread_.detach();  // lives as long as the process; exit() ends it wherever it is
@@ -89,11 +94,17 @@ void IoLoop::watch(int fd, uint32_t events, IoHandler* handler) {
   epoll_event ev{};
   ev.events = events;
   ev.data.ptr = handler;
-  if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT)
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT) {
     epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+    ev.events = EPOLLRDHUP | EPOLLET;  // (and EPOLLHUP, EPOLLERR): the socket's end, not its answers
+    epoll_ctl(idle_epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+  }
 }
 
-void IoLoop::unwatch(int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
+void IoLoop::unwatch(int fd) {
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  epoll_ctl(idle_epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+}
 
 void IoLoop::add_deadlines(Deadlines* d) { deadlines_.push_back(d); }
 
@@ -138,14 +149,23 @@ bool IoLoop::drive(const std::function<void()>& start, const std::function<bool(
   while (!done()) turn(nullptr);
   // The I/O thread may be asleep with a timeout chosen before this: it must look again if anything is left to do,
   // and the next post must wake it (this thread's turns left awake_ set).
-  bool wake = next_deadline() != INT64_MAX;
+  const int64_t next = next_deadline();
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    wake = wake || !posted_.empty();
+    // Idle, it is woken only for what it alone would do: run what was posted, watch calls left in flight, or fire a
+    // timer earlier than the one it sleeps until.
+    wake = idle_ ? !posted_.empty() || calls_in_flight() || next < idle_until_us_ : next != INT64_MAX || !posted_.empty();
     awake_ = wake;
   }
   if (wake) wake_up();
   return true;
+}
+
+bool IoLoop::calls_in_flight() const {
+  for (const Deadlines* d : deadlines_)
+    if (d->next_deadline_us() != INT64_MAX) return true;
+  return false;
 }
 
 // One turn: sleep until an event, a post or a deadline; run what is posted; handle the events; expire deadlines;
@@ -159,23 +179,39 @@ void IoLoop::turn(std::unique_lock<std::mutex>* token) {
     timeout_ms = wait_us <= 0 ? 0 : static_cast<int>(std::min<int64_t>((wait_us + 999) / 1000, INT_MAX));
   }
   bool sleeping;
+  bool quiet = false;  // the I/O thread, with nothing to do and no call in flight
+  bool idle = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (posted_.empty()) awake_ = false;  // from here on, a post writes the wake-up descriptor
     sleeping = !awake_;
+    if (token != nullptr) {
+      quiet = sleeping && !calls_in_flight();
+      // Idle only once epoll_fd_ has nothing to report: an event left there (a socket's end not yet read to its
+      // close) would wake no idle sleep, the end of a socket being an edge in idle_epoll_fd_, reported once.
+      idle = idle_ = quiet && !events_left_;
+      idle_until_us_ = next;
+    }
   }
   epoll_event events[64];
   const uint64_t seen = turns_;
   if (token != nullptr) token->unlock();
-  const int n = epoll_wait(epoll_fd_, events, 64, sleeping ? timeout_ms : 0);
+  if (idle) {  // until a post, the end of a socket, or the next timer; then what the sockets did, at once
+    epoll_wait(idle_epoll_fd_, events, 64, timeout_ms);
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_ = false;
+  }
+  const int n = epoll_wait(epoll_fd_, events, 64, sleeping && !quiet ? timeout_ms : 0);
   if (token != nullptr) token->lock();
   now_us_ = monotonic_now_us();
   if (turns_ != seen) {  // a caller ran turns while this thread slept: these events may name handlers it deleted
+    events_left_ = true;
     std::lock_guard<std::mutex> lock(mu_);
     awake_ = true;
     return;
   }
   ++turns_;
+  events_left_ = n > 0;
 
   std::vector<Task> tasks;
   {

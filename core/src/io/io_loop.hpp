@@ -76,17 +76,27 @@ class IoLoop {
   void finish_turn();
   void wake_up();  // makes epoll_wait return
   int64_t next_deadline() const;
+  bool calls_in_flight() const;  // some Deadlines owner awaits an answer (or a connection)
 
   int epoll_fd_ = -1;
+  // Every watched socket again, for its end only (EPOLLRDHUP, EPOLLHUP, EPOLLERR; edge-triggered), and the wake-up
+  // descriptor: where the I/O thread sleeps when no call is in flight (idle_). A synchronous caller then drives its
+  // call through epoll_fd_ alone, and its answer wakes it alone. Were the I/O thread asleep on epoll_fd_ too, the
+  // answer would wake it as well (a level-triggered event still ready wakes the poller's other waiter), and it would
+  // then block on the token until the caller is done: two thread switches per synchronous call.
+  int idle_epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::thread thread_;
   // Held by whichever thread runs a turn: the I/O thread (which lets go of it while it sleeps) or a driving caller.
   std::mutex drive_mu_;
   uint64_t turns_ = 0;
+  bool events_left_ = false;  // the last turn had (or dropped) socket events: epoll_fd_ may hold more
 
   std::mutex mu_;
   std::vector<Task> posted_;
   bool awake_ = true;  // the loop is not (about to be) asleep in epoll_wait: posting needs no wake-up
+  bool idle_ = false;   // the I/O thread sleeps on idle_epoll_fd_ ...
+  int64_t idle_until_us_ = INT64_MAX;  // ... until then at most (its next timer)
 
   int64_t now_us_ = 0;
   std::vector<Deadlines*> deadlines_;
