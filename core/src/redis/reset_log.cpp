@@ -20,7 +20,7 @@ constexpr int64_t kReadBatch = 1000;
   "if newest[1] then n = tonumber(string.match(newest[1][1], '^(%d+)')) end\n"
 
 // ARGV: tag, max entries, ttl (ms). Returns the entry's n.
-const std::string kAnnounce = RW_LOG_LAST
+const char kAnnounce[] = RW_LOG_LAST
     "n = n + 1\n"
     "redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], n .. '-1', 't', ARGV[1])\n"
     "redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
@@ -29,7 +29,7 @@ const std::string kAnnounce = RW_LOG_LAST
 // KEYS: the log, its epoch. ARGV: cursor, batch, ttl (ms). Returns {cursor, gap (1/0), epoch, tag...}. The epoch is
 // made (the server's time) when missing: a store that lost its data (restarted empty, flushed) has a new one, which
 // readers take as a gap even when the log was empty before.
-const std::string kRead = RW_LOG_LAST
+const char kRead[] = RW_LOG_LAST
     "local epoch = redis.call('GET', KEYS[2])\n"
     "if not epoch then\n"
     "  local t = redis.call('TIME')\n"
@@ -52,6 +52,13 @@ const std::string kRead = RW_LOG_LAST
 
 #undef RW_LOG_LAST
 
+// A script's body and SHA, made on first use and never destroyed: the I/O thread (a hybrid store's background rounds)
+// may still send them while the process exits and runs its static destructors.
+struct LogScript {
+  std::string body;
+  std::string sha;
+};
+
 // EVALSHA of `body` with its keys (one or two) and three arguments; EVAL with the body when the server answers
 // NOSCRIPT.
 void build_eval(RedisRequest& req, const std::string& body, const std::string& sha,
@@ -73,13 +80,14 @@ std::string reset_log_key(const std::string& prefix) { return prefix + ":{ratewa
 std::string reset_epoch_key(const std::string& log_key) { return log_key.substr(0, log_key.size() - 3) + "epoch"; }
 
 void build_reset_announce(RedisRequest& req, const std::string& log_key, std::string_view tag) {
-  static const std::string sha = sha1_hex(kAnnounce);
-  build_eval(req, kAnnounce, sha, {log_key}, tag, kMaxEntries, kLogTtlMs);
+  static const LogScript* script = new LogScript{kAnnounce, sha1_hex(kAnnounce)};  // immortal: see LogScript
+  build_eval(req, script->body, script->sha, {log_key}, tag, kMaxEntries, kLogTtlMs);
 }
 
 void build_reset_read(RedisRequest& req, const std::string& log_key, int64_t cursor) {
-  static const std::string sha = sha1_hex(kRead);
-  build_eval(req, kRead, sha, {log_key, reset_epoch_key(log_key)}, std::to_string(cursor), kReadBatch, kLogTtlMs);
+  static const LogScript* script = new LogScript{kRead, sha1_hex(kRead)};
+  build_eval(req, script->body, script->sha, {log_key, reset_epoch_key(log_key)}, std::to_string(cursor), kReadBatch,
+             kLogTtlMs);
 }
 
 ResetLogRead to_reset_log_read(const redisReply* r, const std::string& name) {

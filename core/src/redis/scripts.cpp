@@ -18,12 +18,13 @@ static_assert(std::size(kLuaSources) == kAlgorithmCount, "one script per row of 
 }  // namespace
 
 const LuaScript& lua_script(Algorithm algorithm) {
-  static const std::vector<LuaScript> scripts = [] {
-    std::vector<LuaScript> all;
-    for (const char* source : kLuaSources) all.push_back(LuaScript{source, sha1_hex(source)});
+  // Never destroyed: the I/O thread may still send a script (EVAL after NOSCRIPT) while the process exits.
+  static const std::vector<LuaScript>* scripts = [] {
+    auto* all = new std::vector<LuaScript>;
+    for (const char* source : kLuaSources) all->push_back(LuaScript{source, sha1_hex(source)});
     return all;
   }();
-  return scripts[static_cast<size_t>(algorithm)];
+  return (*scripts)[static_cast<size_t>(algorithm)];
 }
 
 }  // namespace ratewarden
