@@ -31,14 +31,16 @@ STRATEGIES = {
 }
 
 
+def run_us(run: Callable[[], int]) -> float:
+    """The wall time per call of one run, in µs."""
+    start = time.perf_counter()
+    calls = run()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
 def per_call_us(run: Callable[[], int]) -> float:
     """Median over REPEATS runs of the wall time per call, in µs."""
-    samples = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        calls = run()
-        samples.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(samples)
+    return statistics.median(run_us(run) for _ in range(REPEATS))
 
 
 def loop(call: Callable[[str], object], keys: List[str]) -> Callable[[], int]:
@@ -124,9 +126,7 @@ def redis() -> None:
         samples: dict = {name: [] for name in runs}
         for _ in range(REPEATS):
             for name, run in runs.items():
-                start = time.perf_counter()
-                calls = run()
-                samples[name].append((time.perf_counter() - start) / calls * 1e6)
+                samples[name].append(run_us(run))
         for name, values in samples.items():
             report(name, statistics.median(values))
 

@@ -97,7 +97,9 @@ function ratewarden(fastify, options, done) {
   // Made at start-up, once: every route without a limit of its own shares this one (one count per client across
   // the routes, as a per-app limit is expected to do).
   let shared;
-  const getters = new Map();  // url -> { own, limiter } of its GET route: the HEAD route Fastify adds shares it
+  // url -> { own, limiter } of its GET or HEAD route, whichever came first: the HEAD route Fastify adds to a GET
+  // route (the same options) shares its count.
+  const pairs = new Map();
 
   // The limit of a route ({ method, url, config }) and the hook it counts in, or undefined for none.
   function limitOf(route) {
@@ -111,21 +113,24 @@ function ratewarden(fastify, options, done) {
     if (own === undefined) {
       if (shared === undefined) shared = new HttpLimiter(plugin.rest, access);
       limiter = shared;
-    } else if (route.method === 'HEAD' && getters.get(route.url)?.own === own) {
-      limiter = getters.get(route.url).limiter;
-      hook = split({ hook: plugin.hook, ...own }).hook;
     } else {
       const merged = split({ global: plugin.global, hook: plugin.hook, ...own });
       hook = merged.hook;
-      // A route's policy replaces the plugin's (limit/window or policy, not a mix of both).
-      const { scope, ...base } = plugin.rest;  // the plugin's scope names the plugin's count, not the route's
-      if (own.policy !== undefined) {
-        delete base.limit;
-        delete base.window;
+      const paired = route.method === 'GET' || route.method === 'HEAD';
+      const pair = paired ? pairs.get(route.url) : undefined;
+      if (pair !== undefined && pair.own === own) {
+        limiter = pair.limiter;
+      } else {
+        // A route's policy replaces the plugin's (limit/window or policy, not a mix of both).
+        const { scope, ...base } = plugin.rest;  // the plugin's scope names the plugin's count, not the route's
+        if (own.policy !== undefined) {
+          delete base.limit;
+          delete base.window;
+        }
+        if (own.limit !== undefined || own.window !== undefined) delete base.policy;
+        limiter = new HttpLimiter({ ...base, ...merged.rest }, access);
+        if (paired) pairs.set(route.url, { own, limiter });
       }
-      if (own.limit !== undefined || own.window !== undefined) delete base.policy;
-      limiter = new HttpLimiter({ ...base, ...merged.rest }, access);
-      if (route.method === 'GET') getters.set(route.url, { own, limiter });
     }
     return { hook: limiter.needsBody ? 'preHandler' : hook, run: hookOf(limiter) };
   }
@@ -143,29 +148,20 @@ function ratewarden(fastify, options, done) {
   // of the plugin's context — added only when the server had routes already (request.routeOptions is made afresh
   // on each read: no cost for an app that registers the plugin first).
   if (fastify.printRoutes().trim() === '(empty tree)') return done();
-  const earlier = new Map();  // `${method} ${url}` -> { own, limit }
-  // A HEAD route Fastify added shares its GET route's limit (as getters above), whichever is asked first.
-  function earlierLimit(method, url, config) {
-    const key = `${method} ${url}`;
-    let entry = earlier.get(key);
-    if (entry === undefined) {
-      const own = config.rateLimit;
-      const sibling = method === 'HEAD' ? earlier.get(`GET ${url}`) : method === 'GET' ? earlier.get(`HEAD ${url}`) : undefined;
-      entry = sibling !== undefined && sibling.own === own ? sibling : { own, limit: limitOf({ method, url, config }) };
-      earlier.set(key, entry);
-    }
-    return entry.limit;
-  }
+  const earlier = new Map();  // `${method} ${url}` -> its limit (undefined: none)
   for (const phase of HOOKS) {
     fastify.addHook(phase, (request, reply, next) => {
       const { config, method, url } = request.routeOptions;
       if (config[SEEN] === true || request.is404) return next();
-      let limit;
-      try {
-        limit = earlierLimit(method, url, config);
-      } catch (error) {
-        return next(error);
+      const key = `${method} ${url}`;
+      if (!earlier.has(key)) {
+        try {
+          earlier.set(key, limitOf({ method, url, config }));
+        } catch (error) {
+          return next(error);
+        }
       }
+      const limit = earlier.get(key);
       if (limit === undefined || limit.hook !== phase) return next();
       return limit.run(request, reply, next);
     });

@@ -122,10 +122,14 @@ void IoLoop::unmark_dirty(Flushable* f) { dirty_.erase(std::remove(dirty_.begin(
 
 void IoLoop::run_at(int64_t when_us, Task task) { timers_.emplace(when_us, std::move(task)); }
 
-int64_t IoLoop::next_deadline() const {
-  int64_t next = timers_.empty() ? INT64_MAX : timers_.begin()->first;
+int64_t IoLoop::next_call_deadline() const {
+  int64_t next = INT64_MAX;
   for (const Deadlines* d : deadlines_) next = std::min(next, d->next_deadline_us());
   return next;
+}
+
+int64_t IoLoop::next_deadline(int64_t calls) const {
+  return std::min(calls, timers_.empty() ? INT64_MAX : timers_.begin()->first);
 }
 
 void IoLoop::run() {
@@ -149,23 +153,18 @@ bool IoLoop::drive(const std::function<void()>& start, const std::function<bool(
   while (!done()) turn(nullptr);
   // The I/O thread may be asleep with a timeout chosen before this: it must look again if anything is left to do,
   // and the next post must wake it (this thread's turns left awake_ set).
-  const int64_t next = next_deadline();
+  const int64_t calls = next_call_deadline();
+  const int64_t next = next_deadline(calls);
   bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
     // Idle, it is woken only for what it alone would do: run what was posted, watch calls left in flight, or fire a
     // timer earlier than the one it sleeps until.
-    wake = idle_ ? !posted_.empty() || calls_in_flight() || next < idle_until_us_ : next != INT64_MAX || !posted_.empty();
+    wake = idle_ ? !posted_.empty() || calls != INT64_MAX || next < idle_until_us_ : next != INT64_MAX || !posted_.empty();
     awake_ = wake;
   }
   if (wake) wake_up();
   return true;
-}
-
-bool IoLoop::calls_in_flight() const {
-  for (const Deadlines* d : deadlines_)
-    if (d->next_deadline_us() != INT64_MAX) return true;
-  return false;
 }
 
 // One turn: sleep until an event, a post or a deadline; run what is posted; handle the events; expire deadlines;
@@ -173,7 +172,8 @@ bool IoLoop::calls_in_flight() const {
 // thread lets go of the token while it sleeps (`token`), so that a synchronous caller may run turns meanwhile.
 void IoLoop::turn(std::unique_lock<std::mutex>* token) {
   int timeout_ms = -1;
-  const int64_t next = next_deadline();
+  const int64_t calls = next_call_deadline();
+  const int64_t next = next_deadline(calls);
   if (next != INT64_MAX) {
     const int64_t wait_us = next - monotonic_now_us();
     timeout_ms = wait_us <= 0 ? 0 : static_cast<int>(std::min<int64_t>((wait_us + 999) / 1000, INT_MAX));
@@ -186,7 +186,7 @@ void IoLoop::turn(std::unique_lock<std::mutex>* token) {
     if (posted_.empty()) awake_ = false;  // from here on, a post writes the wake-up descriptor
     sleeping = !awake_;
     if (token != nullptr) {
-      quiet = sleeping && !calls_in_flight();
+      quiet = sleeping && calls == INT64_MAX;
       // Idle only once epoll_fd_ has nothing to report: an event left there (a socket's end not yet read to its
       // close) would wake no idle sleep, the end of a socket being an edge in idle_epoll_fd_, reported once.
       idle = idle_ = quiet && !events_left_;

@@ -75,8 +75,10 @@ class IoLoop {
   void turn(std::unique_lock<std::mutex>* token);
   void finish_turn();
   void wake_up();  // makes epoll_wait return
-  int64_t next_deadline() const;
-  bool calls_in_flight() const;  // some Deadlines owner awaits an answer (or a connection)
+  // The earliest deadline of the calls in flight (INT64_MAX: no call awaits an answer or a connection); with it, of
+  // everything (the timers too).
+  int64_t next_call_deadline() const;
+  int64_t next_deadline(int64_t calls) const;
 
   int epoll_fd_ = -1;
   // Every watched socket again, for its end only (EPOLLRDHUP, EPOLLHUP, EPOLLERR; edge-triggered), and the wake-up

@@ -26,7 +26,7 @@ END $$;
 -- row is created first (two first hits cannot both decide from a fresh state). Only an allowed hit writes.
 -- Measured against the whole hit as one prepared INSERT ... ON CONFLICT DO UPDATE ... RETURNING (the algorithm an
 -- inlinable LANGUAGE sql function, the clock read in the SET after the row lock, the reply stored in the row since
--- PostgreSQL 15 has no RETURNING OLD, so that a denial writes too): bench/postgres/forms.py, ~0.76x the minimal
+-- PostgreSQL 15 has no RETURNING OLD, so that a denial writes too; measured by commit 72e06d6): ~0.76x the minimal
 -- upsert against this function's ~0.6-0.75x: the executor's set-up of the algorithm's expressions in every
 -- statement costs nearly what PL/pgSQL's does. Not worth a schema change and write-first denials (docs/deployment.md).
 CREATE OR REPLACE FUNCTION @schema@.@table@_decide_one(

@@ -4,6 +4,7 @@
 
 #include "ratewarden/errors.hpp"
 #include "resp.hpp"
+#include "scripts.hpp"
 #include "sha1.hpp"
 
 namespace ratewarden {
@@ -52,21 +53,15 @@ const char kRead[] = RW_LOG_LAST
 
 #undef RW_LOG_LAST
 
-// A script's body and SHA, made on first use and never destroyed: the I/O thread (a hybrid store's background rounds)
-// may still send them while the process exits and runs its static destructors.
-struct LogScript {
-  std::string body;
-  std::string sha;
-};
-
-// EVALSHA of `body` with its keys (one or two) and three arguments; EVAL with the body when the server answers
-// NOSCRIPT.
-void build_eval(RedisRequest& req, const std::string& body, const std::string& sha,
-                std::initializer_list<std::string_view> keys, std::string_view a, int64_t b, int64_t c) {
-  req.script = &body;
+// EVALSHA of `script` with its keys (one or two) and three arguments; EVAL with its body when the server answers
+// NOSCRIPT. The scripts are made on first use and never destroyed: the I/O thread (a hybrid store's background
+// rounds) may still send one while the process exits and runs its static destructors.
+void build_eval(RedisRequest& req, const LuaScript& script, std::initializer_list<std::string_view> keys,
+                std::string_view a, int64_t b, int64_t c) {
+  req.script = &script.body;
   req.argc = 3 + keys.size() + 3;
   RespWriter w(req.command, req.argc);
-  w.arg("EVALSHA").arg(sha);
+  w.arg("EVALSHA").arg(script.sha);
   req.args_offset = req.command.size();
   w.arg(static_cast<int64_t>(keys.size()));
   for (std::string_view k : keys) w.arg(k);
@@ -80,14 +75,13 @@ std::string reset_log_key(const std::string& prefix) { return prefix + ":{ratewa
 std::string reset_epoch_key(const std::string& log_key) { return log_key.substr(0, log_key.size() - 3) + "epoch"; }
 
 void build_reset_announce(RedisRequest& req, const std::string& log_key, std::string_view tag) {
-  static const LogScript* script = new LogScript{kAnnounce, sha1_hex(kAnnounce)};  // immortal: see LogScript
-  build_eval(req, script->body, script->sha, {log_key}, tag, kMaxEntries, kLogTtlMs);
+  static const LuaScript* script = new LuaScript{kAnnounce, sha1_hex(kAnnounce)};
+  build_eval(req, *script, {log_key}, tag, kMaxEntries, kLogTtlMs);
 }
 
 void build_reset_read(RedisRequest& req, const std::string& log_key, int64_t cursor) {
-  static const LogScript* script = new LogScript{kRead, sha1_hex(kRead)};
-  build_eval(req, script->body, script->sha, {log_key, reset_epoch_key(log_key)}, std::to_string(cursor), kReadBatch,
-             kLogTtlMs);
+  static const LuaScript* script = new LuaScript{kRead, sha1_hex(kRead)};
+  build_eval(req, *script, {log_key, reset_epoch_key(log_key)}, std::to_string(cursor), kReadBatch, kLogTtlMs);
 }
 
 ResetLogRead to_reset_log_read(const redisReply* r, const std::string& name) {
