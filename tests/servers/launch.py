@@ -278,20 +278,26 @@ class PostgresNode:
         argv = [str(self.bin / "postgres"), "-D", str(self.dir / "data"), "-p", str(self.port), "-k", str(self.dir),
                 "-c", "listen_addresses=" + HOST, "-c", "fsync=off", "-c", "synchronous_commit=off",
                 "-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "logging_collector=off"]
-        with open(self.dir / "postgres.log", "ab") as log:
-            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                            preexec_fn=child)
         deadline = time.monotonic() + 30
         while True:
-            ready = subprocess.run([str(self.bin / "pg_isready"), "-q", "-h", HOST, "-p", str(self.port)],
-                                   stdin=subprocess.DEVNULL, capture_output=True)
-            if ready.returncode == 0:
-                return
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.kill()
-                tail = (self.dir / "postgres.log").read_text(errors="replace").strip().splitlines()[-3:]
+            with open(self.dir / "postgres.log", "ab") as log:
+                self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                                preexec_fn=child)
+            while True:
+                ready = subprocess.run([str(self.bin / "pg_isready"), "-q", "-h", HOST, "-p", str(self.port)],
+                                       stdin=subprocess.DEVNULL, capture_output=True)
+                if ready.returncode == 0:
+                    return
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            self.kill()
+            tail = (self.dir / "postgres.log").read_text(errors="replace").strip().splitlines()[-3:]
+            # Restarted right after kill(): the killed server's backends, orphaned, may still be leaving its shared
+            # memory. Tried again until they have gone.
+            if not any("pre-existing shared memory block" in line for line in tail) or time.monotonic() > deadline:
                 raise Failure(f"postgres (node {self.index}) did not start: " + " | ".join(tail))
-            time.sleep(0.05)
+            time.sleep(0.1)
 
     def kill(self) -> None:
         if self.process:
