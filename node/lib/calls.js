@@ -29,7 +29,18 @@ function remove(id) {
   free.push(id);
 }
 
+// Answers that arrive together mean the store is busy: the calls their callers make next (in the microtasks that
+// follow this batch) leave together, with one wake-up of the I/O thread, instead of each waking it (limiter.hpp,
+// hold_io_wakeups). The release is a nextTick queued from a microtask: it runs once the microtask queue is empty.
+// A lone answer is left alone: its caller's next call leaves at once.
+const HOLD_AT = 2 * RECORD;
+const releaseWakeups = () => process.nextTick(native.releaseWakeups);
+
 function complete(values, extras) {
+  if (values.length >= HOLD_AT) {
+    native.holdWakeups();
+    queueMicrotask(releaseWakeups);
+  }
   for (let i = 0, n = 0; i < values.length; i += RECORD, n++) {
     const id = values[i];
     const kind = values[i + 1];

@@ -1,5 +1,5 @@
-// The native module: registers Store, TestClock, Limiter, setCompletionHandler, drainCompletions, algorithms, and
-// the two calls that measure the floor (emptyCall, readKeyCall).
+// The native module: registers Store, TestClock, Limiter, setCompletionHandler, drainCompletions, holdWakeups,
+// releaseWakeups, algorithms, and the two calls that measure the floor (emptyCall, readKeyCall).
 // The JS API around them is node/lib/.
 #include <napi.h>
 
@@ -35,6 +35,10 @@ void set_completion_handler(const Napi::CallbackInfo& info) {
 // drainCompletions(): what `later` calls from a setImmediate.
 void drain_completions(const Napi::CallbackInfo& info) { addon_data(info.Env()).completions.drain_now(info.Env()); }
 
+// holdWakeups(), releaseWakeups(): around the calls that a batch of answers leads to (node/lib/calls.js; limiter.hpp).
+void hold_wakeups(const Napi::CallbackInfo&) { ratewarden::hold_io_wakeups(); }
+void release_wakeups(const Napi::CallbackInfo&) { ratewarden::release_io_wakeups(); }
+
 // The floors under every synchronous decision, measured by bench/node/in_process.js: emptyCall(key[, cost]) takes
 // its arguments as hitSync does and does nothing (the cost of a call into the addon); readKeyCall(key[, cost]) also
 // reads the key as hitSync does (what any call given a string key pays before the core is reached).
@@ -68,6 +72,8 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("TestClock", clock);
   exports.Set("Limiter", LimiterWrap::define(env));
   exports.Set("setCompletionHandler", Napi::Function::New<set_completion_handler>(env, "setCompletionHandler"));
+  exports.Set("holdWakeups", Napi::Function::New<hold_wakeups>(env, "holdWakeups"));
+  exports.Set("releaseWakeups", Napi::Function::New<release_wakeups>(env, "releaseWakeups"));
   exports.Set("drainCompletions", Napi::Function::New<drain_completions>(env, "drainCompletions"));
   // Made as the Limiter's own functions are: the C API, with a data pointer.
   napi_value empty, read_key;

@@ -256,6 +256,41 @@ TEST(Threads, AsynchronousCallsAfterASynchronousOneAreServed) {
   }
 }
 
+// hold_io_wakeups (limiter.hpp): calls started while held all leave at the release, and are answered exactly; a
+// held call is never stranded when another thread wakes the I/O thread first (no release needed for it).
+TEST(Threads, HeldWakeupsLoseNoCall) {
+  Limiter limiter("1000000/minute", open_store(tls_server().url() + "?prefix=held"));
+  for (int round = 0; round < 20; ++round) {
+    Countdown all(100);
+    std::atomic<int> allowed{0};
+    hold_io_wakeups();
+    for (int i = 0; i < 100; ++i)
+      limiter.hit_async("k" + std::to_string(round), 1, [&](const Decision* d, const Error*) {
+        if (d != nullptr && d->allowed) ++allowed;
+        all.done();
+      }, Completion::any_thread);
+    release_io_wakeups();
+    ASSERT_TRUE(all.wait_for(std::chrono::seconds(10))) << "round " << round;
+    EXPECT_EQ(allowed.load(), 100);
+    EXPECT_EQ(limiter.peek("k" + std::to_string(round)).remaining, 1000000 - 100);  // each hit counted once
+  }
+  std::this_thread::sleep_for(Ms(20));  // the I/O thread asleep
+  std::promise<bool> held;
+  hold_io_wakeups();
+  limiter.hit_async("stranded?", 1, [&](const Decision* d, const Error*) { held.set_value(d != nullptr); },
+                    Completion::any_thread);
+  std::thread([&] {  // another thread's call wakes the I/O thread, which takes the held call too
+    std::promise<void> other;
+    limiter.hit_async("other", 1, [&](const Decision*, const Error*) { other.set_value(); }, Completion::any_thread);
+    other.get_future().wait();
+  }).join();
+  auto f = held.get_future();
+  const bool answered = f.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  release_io_wakeups();
+  ASSERT_TRUE(answered);
+  EXPECT_TRUE(f.get());
+}
+
 TEST(Threads, LibraryThreadCallbacksMayMakeSynchronousCalls) {
   auto limiter = std::make_shared<Limiter>("1000/minute", open_store(tls_server().url() + "?prefix=callback-sync"));
   Countdown all(50);

@@ -73,15 +73,44 @@ IoLoop::IoLoop() {
   thread_.detach();  // lives as long as the process; exit() ends it wherever it is
 }
 
+namespace {
+// Between hold_io_wakeups() and release_io_wakeups() (limiter.hpp): this thread's posts leave the I/O thread asleep.
+thread_local bool wakeups_held = false;
+thread_local IoLoop* held_loop = nullptr;  // the loop a held post left asleep: release_io_wakeups() wakes it
+}  // namespace
+
 void IoLoop::post(Task task) {
   bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
     posted_.push_back(std::move(task));
     wake = !awake_;
+    if (wake && wakeups_held) {  // any turn of the loop takes it meanwhile; else the release wakes the loop
+      held_loop = this;
+      return;
+    }
     awake_ = true;
   }
   if (wake) wake_up();
+}
+
+void IoLoop::wake_for_posted() {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake = !awake_ && !posted_.empty();
+    if (wake) awake_ = true;
+  }
+  if (wake) wake_up();
+}
+
+void hold_io_wakeups() { wakeups_held = true; }
+
+void release_io_wakeups() {
+  wakeups_held = false;
+  IoLoop* loop = held_loop;
+  held_loop = nullptr;
+  if (loop != nullptr) loop->wake_for_posted();
 }
 
 void IoLoop::wake_up() {

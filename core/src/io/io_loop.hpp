@@ -47,6 +47,8 @@ class IoLoop {
 
   // Thread-safe: runs the task on the loop thread, after the ones posted before it, soon.
   void post(Task task);
+  // Thread-safe: wakes the I/O thread if posted work waits for it (release_io_wakeups, limiter.hpp).
+  void wake_for_posted();
 
   // For a synchronous call: if the I/O thread is asleep (no turn under way), the calling thread takes the loop over,
   // runs `start` (which makes the call) and then turns of the loop until `done()` — the call's own round trip with

@@ -78,10 +78,16 @@ void PgConnection::watch(bool want_write) {
       unregister_inherited_fd(fd_);
     }
     fd_ = fd;
+    watched_ = 0;
     if (fd_ < 0) return;
     register_inherited_fd(fd_);
   }
-  loop_.watch(fd_, want_write ? EPOLLIN | EPOLLOUT : static_cast<uint32_t>(EPOLLIN), this);
+  const uint32_t events = want_write ? EPOLLIN | EPOLLOUT : static_cast<uint32_t>(EPOLLIN);
+  // Unchanged on a ready connection (after nearly every flush): no epoll_ctl. Not while connecting, when libpq may
+  // have closed the socket and opened another under the same number, which epoll no longer watches.
+  if (events == watched_ && state_ == State::ready) return;
+  watched_ = events;
+  loop_.watch(fd_, events, this);
 }
 
 void PgConnection::continue_connect() {
@@ -311,6 +317,7 @@ void PgConnection::drop_connection() {
     loop_.unwatch(fd_);
     unregister_inherited_fd(fd_);
     fd_ = -1;
+    watched_ = 0;
   }
   if (conn_ != nullptr) pq_.finish(conn_);
   conn_ = nullptr;

@@ -85,6 +85,7 @@ class PgConnection final : public IoHandler, public Flushable {
   State state_ = State::closed;
   PGconn* conn_ = nullptr;
   int fd_ = -1;
+  uint32_t watched_ = 0;  // the epoll events fd_ is watched for
   std::deque<Pending> waiting_;      // sent, in order
   std::deque<PgRequest*> queued_;    // waiting for the connection to be ready
   int64_t connect_deadline_us_ = 0;  // until the statements are prepared

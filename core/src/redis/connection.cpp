@@ -170,7 +170,8 @@ void RedisConnection::connect_to(const sockaddr_storage& address, socklen_t leng
     fail_all(ErrorCode::store_unavailable, endpoint_.name + ": cannot connect (" + std::strerror(errno) + ")");
     return;
   }
-  loop_.watch(fd_, EPOLLOUT, this);
+  watched_ = EPOLLOUT;
+  loop_.watch(fd_, watched_, this);
 }
 
 void RedisConnection::on_connected() {
@@ -402,6 +403,8 @@ void RedisConnection::update_interest() {
   if (fd_ < 0) return;
   uint32_t events = EPOLLIN;
   if (state_ == State::connecting || out_sent_ < out_.size() || tls_wants_write_) events |= EPOLLOUT;
+  if (events == watched_) return;  // unchanged, as after nearly every write and read: no epoll_ctl
+  watched_ = events;
   loop_.watch(fd_, events, this);
 }
 
@@ -465,6 +468,7 @@ void RedisConnection::expire(int64_t now_us) {
 void RedisConnection::drop_socket() {
   if (fd_ >= 0) {
     loop_.unwatch(fd_);
+    watched_ = 0;
     unregister_inherited_fd(fd_);
     ::close(fd_);  // no TLS close_notify, no QUIT: the connection is gone, not closed politely
     fd_ = -1;

@@ -74,6 +74,7 @@ class RedisConnection final : public IoHandler, public Flushable {
   ConnectionListener& listener_;
   State state_ = State::closed;
   int fd_ = -1;
+  uint32_t watched_ = 0;  // the epoll events fd_ is watched for
   SSL* ssl_ = nullptr;
   bool tls_wants_write_ = false;
   redisReader* reader_ = nullptr;
