@@ -2,7 +2,7 @@
 """The PostgreSQL store's throughput beside its floor and a peer, in one run (bench/postgres/run.sh builds and runs it).
 
 At 1, 8 and 32 concurrent callers, each on random keys of 100,000 with a limit that allows everything:
-  ratewarden   postgres_bench: synchronous callers on one store (its default pool of 4 pipelined connections)
+  ratewarden   postgres_bench: synchronous callers on one store (its default pool: up to 8 pipelined connections)
   floor        pgbench -M prepared running one minimal counter upsert (INSERT ... ON CONFLICT DO UPDATE ...
                RETURNING) on an UNLOGGED table like ours, with one connection per caller
   rlf          rate-limiter-flexible's RateLimiterPostgres with `pg` (a pool of one connection per caller)

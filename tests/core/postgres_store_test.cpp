@@ -80,14 +80,19 @@ TEST(PostgresStore, KeysOfAnyBytesStayInTheirPlace) {
   EXPECT_EQ(count_rows(server(), "key = '\\x" + hex + "'::bytea"), 1);
 }
 
+// Pipelined calls, each a transaction of its own; a key's calls are decided in the batch's order whatever the pool
+// (the batch leaves on one connection).
 TEST(PostgresStore, HitManyIsIndependentCalls) {
-  Limiter limiter("2/minute", postgres("?prefix=many"));
-  std::vector<std::string> keys;
-  for (int i = 0; i < 300; ++i) keys.push_back("k" + std::to_string(i % 100));
-  std::vector<std::string_view> views(keys.begin(), keys.end());
-  for (int i = 0; i < 100; ++i) limiter.reset(keys[i]);
-  std::vector<Decision> d = limiter.hit_many(views);
-  for (int i = 0; i < 300; ++i) EXPECT_EQ(d[i].allowed, i < 200) << i;
+  for (int pool : {1, 3, 8}) {
+    Limiter limiter("2/minute", postgres("?timeout=5s&prefix=many" + std::to_string(pool) + "&pool=" +
+                                         std::to_string(pool)));
+    std::vector<std::string> keys;
+    for (int i = 0; i < 300; ++i) keys.push_back("k" + std::to_string(i % 100));
+    std::vector<std::string_view> views(keys.begin(), keys.end());
+    for (int i = 0; i < 100; ++i) limiter.reset(keys[i]);
+    std::vector<Decision> d = limiter.hit_many(views);
+    for (int i = 0; i < 300; ++i) EXPECT_EQ(d[i].allowed, i < 200) << "pool " << pool << ", call " << i;
+  }
 }
 
 TEST(PostgresStore, PeeksAndDenialsWriteNothing) {
@@ -153,6 +158,26 @@ TEST(PostgresStore, SchemaScriptForCreateZero) {
   EXPECT_EQ(limiter.hit("k").remaining, 1);
   EXPECT_EQ(limiter.hit("k").remaining, 0);
   EXPECT_FALSE(limiter.hit("k").allowed);
+}
+
+// Connections open on demand, up to pool=: one for a caller alone, more only for calls at once.
+TEST(PostgresStore, OpensConnectionsOnDemandUpToThePool) {
+  const std::string t0 = server().sql("SELECT clock_timestamp()");
+  const std::string opened = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ratewarden' AND "
+                             "backend_start >= '" + t0 + "'";
+  Limiter limiter("1000000/hour", postgres("?pool=6&timeout=5s&prefix=on-demand"));
+  for (int i = 0; i < 50; ++i) EXPECT_TRUE(limiter.hit("alone" + std::to_string(i)).allowed);
+  EXPECT_EQ(server().sql(opened), "1");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 12; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 100; ++i) limiter.hit("together" + std::to_string(t));
+    });
+  for (auto& t : threads) t.join();
+  const int n = std::stoi(server().sql(opened));
+  EXPECT_GE(n, 2);  // 12 callers at once
+  EXPECT_LE(n, 6);
+  EXPECT_EQ(limiter.peek("together0").remaining, 1000000 - 100);
 }
 
 // Expired rows go in the background, batch by batch; the live ones stay.

@@ -218,6 +218,31 @@ class Node:
         }
 
 
+def proc_field(pid: int, index: int) -> Optional[str]:
+    """A field of /proc/PID/stat after the command name (0: the state, 1: the parent's pid), or None once gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[index]
+
+
+def wait_for_states(pids: List[int], states: str, gone_counts: bool) -> None:
+    """Until every process is in one of `states` (or gone, when that counts), for at most 5 s."""
+    def reached(pid: int) -> bool:
+        state = proc_field(pid, 0)
+        return gone_counts if state is None else state in states
+
+    deadline = time.monotonic() + 5
+    left = list(pids)
+    while left and time.monotonic() < deadline:
+        left = [pid for pid in left if not reached(pid)]
+        if left:
+            time.sleep(0.01)
+    if left:
+        raise Failure(f"processes {left} did not reach state {states!r}")
+
+
 class PostgresNode:
     """One PostgreSQL cluster in a directory of its own, on a free loopback port; the server refuses to run as root,
     so as root it runs as the `postgres` user (the directory is given to it). The postmaster is our child in a
@@ -299,20 +324,45 @@ class PostgresNode:
                 raise Failure(f"postgres (node {self.index}) did not start: " + " | ".join(tail))
             time.sleep(0.1)
 
+    def children(self) -> List[int]:
+        """The postmaster's children (backends, background workers): each calls setsid(), so a signal to the
+        postmaster's process group misses them."""
+        assert self.process
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and proc_field(int(entry), 1) == str(self.process.pid):
+                found.append(int(entry))
+        return found
+
     def kill(self) -> None:
+        """SIGKILL to the postmaster and every backend: a server dying whole (a machine gone), none of its backends
+        left serving the connections they had, nor holding its shared memory past the kill."""
         if self.process:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            children = self.children()
+            for pid in [self.process.pid] + children:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             self.process.wait()
             self.process = None
+            wait_for_states(children, "Z", gone_counts=True)
 
     def signal(self, sig: int, wait_flag: int) -> None:
+        """SIGSTOP or SIGCONT to the postmaster and every backend: the whole server hangs (or goes on), including
+        the connections already open."""
         if not self.process:
             raise Failure(f"node {self.index} is not running")
         os.killpg(self.process.pid, sig)
         os.waitpid(self.process.pid, wait_flag)
+        children = self.children()
+        for pid in children:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        stopped = sig == signal.SIGSTOP
+        wait_for_states(children, "T" if stopped else "RSDI", gone_counts=True)
 
     def urls(self) -> Dict[str, Optional[str]]:
         return {"url": f"postgres://postgres@{HOST}:{self.port}/postgres", "tls_url": None, "unix_url": None}

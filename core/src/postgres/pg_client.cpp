@@ -8,7 +8,8 @@
 namespace ratewarden {
 
 PgClient::PgClient(IoLoop& loop, std::shared_ptr<PgShared> shared) : loop_(loop), shared_(std::move(shared)) {
-  for (int i = 0; i < shared_->options.pool; ++i) connections_.push_back(std::make_unique<PgConnection>(loop_, *shared_, *this));
+  for (int i = 0; i < shared_->options.pool; ++i)
+    connections_.push_back(std::make_unique<PgConnection>(loop_, *shared_, *this));
 }
 
 PgClient::~PgClient() {
@@ -37,11 +38,28 @@ void PgClient::route(PgRequest* request) {
                       std::to_string((open_until_us_ - loop_.now_us() + 999) / 1000) + " ms");
     return finish_request(request);
   }
-  // The least busy connection, round robin among equals.
-  size_t best = next_++ % connections_.size();
-  for (size_t i = 0; i < connections_.size(); ++i)
-    if (connections_[i]->in_flight() < connections_[best]->in_flight()) best = i;
-  connections_[best]->send(request);
+  // The calls of one batch (routed one after the other) on one connection, so that calls on one key are answered
+  // in the batch's order, as one caller's calls one after the other would be.
+  if (request->batch != nullptr && request->batch == batch_) return batch_connection_->send(request);
+  // The least busy open connection, round robin among equals; a closed one (not opened yet, or dropped) only when
+  // every open one has a call in flight. So a process opens as many connections as it has calls at once, up to
+  // pool=: one for a single caller, and none kept idle that its load never needed.
+  const size_t n = connections_.size();
+  const size_t start = next_++ % n;
+  PgConnection* best = nullptr;
+  PgConnection* closed = nullptr;
+  for (size_t k = 0; k < n; ++k) {
+    PgConnection* c = connections_[(start + k) % n].get();
+    if (!c->opened()) {
+      if (closed == nullptr) closed = c;
+    } else if (best == nullptr || c->in_flight() < best->in_flight()) {
+      best = c;
+    }
+  }
+  if (closed != nullptr && (best == nullptr || best->in_flight() > 0)) best = closed;
+  batch_ = request->batch;
+  batch_connection_ = best;
+  best->send(request);
 }
 
 void PgClient::on_server_failure(const std::string& message) {

@@ -20,7 +20,7 @@ class PgClient final : public Deadlines, public PgHealth {
   PgClient(IoLoop& loop, std::shared_ptr<PgShared> shared);
   ~PgClient() override;
 
-  // On the least busy connection; after close(), fails at once.
+  // On the least busy connection (a batch's calls on one); after close(), fails at once.
   void route(PgRequest* request);
   // Fails what is in flight, closes the connections, stops the sweep.
   void close();
@@ -38,6 +38,8 @@ class PgClient final : public Deadlines, public PgHealth {
   std::shared_ptr<PgShared> shared_;
   std::vector<std::unique_ptr<PgConnection>> connections_;
   size_t next_ = 0;
+  const void* batch_ = nullptr;               // the batch of the last request sent (PgRequest::batch)
+  PgConnection* batch_connection_ = nullptr;  // and its connection
   bool watched_ = false;
   bool closed_ = false;
   bool sweep_scheduled_ = false;

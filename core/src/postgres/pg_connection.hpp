@@ -48,6 +48,7 @@ class PgConnection final : public IoHandler, public Flushable {
 
   void send(PgRequest* request);
   size_t in_flight() const { return waiting_.size() + queued_.size(); }
+  bool opened() const { return state_ != State::closed; }  // connected, or on its way
   int64_t next_deadline_us() const;
   void expire(int64_t now_us);
   // Fails every request and drops the connection.

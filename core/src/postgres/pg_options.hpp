@@ -19,7 +19,7 @@ struct PgOptions {
   std::string table = "limits";
   int64_t timeout_us = 250000;           // per call, also the session's statement_timeout
   int64_t connect_timeout_us = 1000000;  // connecting and the first-use schema set-up
-  int pool = 4;
+  int pool = 8;  // at most: opened as calls at once need them (pg_client.cpp)
   bool create = true;     // create the schema on first use
   bool unlogged = true;   // an UNLOGGED table (only when the store creates it)
   int64_t sweep_us = 1000000;  // how often expired rows are swept; 0: never

@@ -17,6 +17,7 @@ struct PgRequest {
   std::vector<bool> is_null;
   std::vector<int> formats;         // 0 text, 1 binary
   int64_t deadline_us = 0;          // monotonic: fails with a timeout if not answered by then
+  const void* batch = nullptr;      // the calls of one hit_many (pg_client.cpp keeps them on one connection)
 
   std::vector<std::string> row;  // the first row's fields, as text
   ErrorCode error = ErrorCode::internal;

@@ -161,6 +161,22 @@ void PostgresStore::submit(PgRequest* request) {
   g->loop->post([client, request] { client->route(request); });
 }
 
+void PostgresStore::submit(std::vector<PgRequest*> batch) {
+  if (closed_.load(std::memory_order_acquire)) {
+    for (PgRequest* r : batch) submit(r);  // each fails at once
+    return;
+  }
+  Generation* g = current();
+  PgClient* client = g->client;
+  if (IoLoop::on_loop_thread()) {
+    for (PgRequest* r : batch) client->route(r);
+    return;
+  }
+  g->loop->post([client, batch = std::move(batch)] {
+    for (PgRequest* r : batch) client->route(r);
+  });
+}
+
 void PostgresStore::close() {
   closed_.store(true, std::memory_order_release);
   Generation* g = current_.load(std::memory_order_acquire);
@@ -236,8 +252,11 @@ void PostgresStore::decide_many_async(const StoreCall* calls, size_t n, Decision
                                              std::move(done)});
   const Clock& clock = shared_->options.clock;
   const std::string now = clock ? std::to_string(clock()) : std::string();
+  std::vector<PgRequest*> requests;
+  requests.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     PgRequest* r = decision_request(calls[i], now);
+    r->batch = batch.get();
     r->done = [batch, i, name = &shared_->name](PgRequest& req) {
       if (req.failed()) {
         batch->errors[i] = StoreError(req.error, req.error_message);
@@ -250,8 +269,9 @@ void PostgresStore::decide_many_async(const StoreCall* calls, size_t n, Decision
       }
       if (--batch->left == 0) batch->done(batch->decisions.data(), batch->errors.data());
     };
-    submit(r);
+    requests.push_back(r);
   }
+  submit(std::move(requests));
 }
 
 void PostgresStore::reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) {

@@ -37,6 +37,7 @@ class PostgresStore final : public Store {
   };
   Generation* current();
   void submit(PgRequest* request);
+  void submit(std::vector<PgRequest*> batch);  // routed together, in order
   PgRequest* decision_request(const StoreCall& call, const std::string& now) const;
 
   std::shared_ptr<PgShared> shared_;

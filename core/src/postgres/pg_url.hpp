@@ -1,6 +1,6 @@
 // postgres:// and postgresql:// URLs into stores (internal):
 //   postgres://[user[:password]@]host[:port][/dbname][?schema=ratewarden&table=limits&timeout=250ms&
-//       connect_timeout=1s&pool=4&create=1&unlogged=1&sweep=1s&host=/unix/socket/dir]
+//       connect_timeout=1s&pool=8&create=1&unlogged=1&sweep=1s&host=/unix/socket/dir]
 #pragma once
 
 #include <memory>

@@ -140,6 +140,7 @@ std::vector<RedisRequest*> Exchange::prepare(int64_t timeout_us, std::string nam
   for (RedisRequest& r : requests_) {
     r.owner = this;
     r.deadline_us = deadline;
+    if (requests_.size() > 1) r.batch = this;
     out.push_back(&r);
   }
   return out;

@@ -22,10 +22,15 @@ void RedisNode::send(RedisRequest* request) {
     return;
   }
   if (!circuit_lets_through(request)) return;
+  // The calls of one batch (routed one after the other) on one connection, so that calls on one key are answered
+  // in the batch's order, as one caller's calls one after the other would be.
+  if (request->batch != nullptr && request->batch == batch_) return batch_connection_->send(request);
   // The least busy connection, round robin among equals: one slow reply does not hold up the others' callers.
   size_t best = next_++ % connections_.size();
   for (size_t i = 0; i < connections_.size(); ++i)
     if (connections_[i]->in_flight() < connections_[best]->in_flight()) best = i;
+  batch_ = request->batch;
+  batch_connection_ = connections_[best].get();
   connections_[best]->send(request);
 }
 

@@ -46,6 +46,8 @@ class RedisNode final : public ConnectionListener, public Deadlines {
   const CircuitOptions circuit_;
   std::vector<std::unique_ptr<RedisConnection>> connections_;
   size_t next_ = 0;
+  const void* batch_ = nullptr;                  // the batch of the last request sent (RedisRequest::batch)
+  RedisConnection* batch_connection_ = nullptr;  // and its connection
   int failures_ = 0;
   int64_t open_until_us_ = 0;  // 0: closed
   bool probe_in_flight_ = false;

@@ -47,6 +47,7 @@ struct RedisRequest {
   RequestOwner* owner = nullptr;
   RequestOwner* next_owner = nullptr;  // cluster: the exchange, told once the router is done with the request
   int64_t deadline_us = 0;  // fails with a timeout if not answered by then
+  const void* batch = nullptr;  // the calls of one hit_many: their exchange (node.cpp keeps them on one connection)
   int slot = -1;            // cluster: the slot of its keys
   int redirections = 0;     // cluster: MOVED / ASK / TRYAGAIN followed so far
   bool asking = false;      // cluster ASK: preceded by ASKING on the same connection, and sent with its body
