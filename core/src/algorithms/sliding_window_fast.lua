@@ -3,7 +3,8 @@
 -- each state and build a table of its buckets only when the head alone does not decide (the window moved past the
 -- newest stored bucket, or a denial's retry_after). TIME (or the test clock), GET, then for an allowed hit SETRANGE
 -- of the head's total and newest count (the TTL set when that bucket opened still covers the state), or SET PX of the
--- whole state when a hit opens a new bucket.
+-- whole state when a hit opens a new bucket. Offsets go to Redis as strings ('8'): a number argument costs a
+-- conversion through printf on every call.
 
 -- One policy, with no table on its common call (an absent key, or a hit in the newest stored bucket). Replies with
 -- one integer for an allowed call (commands.cpp, to_decision): x = reset_after * (limit + 1) + remaining, where
@@ -55,7 +56,7 @@ if ARGV[2] ~= 'f' and #KEYS == 1 and #ARGV == 6 then
     if allowed and ARGV[2] == '1' then
       estimate, newest_counted = estimate + cost, c
       if b and not counts then
-        redis.call('SETRANGE', key, 8, struct.pack('<dd', full + cost, cur + cost))
+        redis.call('SETRANGE', key, '8', struct.pack('<dd', full + cost, cur + cost))
         if grace_ms > 0 then  -- a test clock's state has its TTL from a time that stands still: renewed
           redis.call('PEXPIRE', key, string.format('%d', math.floor(((c + n + 1) * w - now + 999) / 1000) + grace_ms))
         end
@@ -162,7 +163,7 @@ if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1])
     if hit then
       s.estimate, newest_counted = s.estimate + cost, c
       if s.b and not counts then
-        redis.call('SETRANGE', KEYS[i], 8, struct.pack('<dd', s.full + cost, s.cur + cost))
+        redis.call('SETRANGE', KEYS[i], '8', struct.pack('<dd', s.full + cost, s.cur + cost))
         if grace_ms > 0 then
           redis.call('PEXPIRE', KEYS[i],
                      string.format('%d', math.floor(((c + n + 1) * w - now + 999) / 1000) + grace_ms))
