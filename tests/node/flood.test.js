@@ -42,3 +42,31 @@ test('100,000 calls in flight on one Redis all settle, and the thread count stay
   console.log(`flood: 100,000 calls settled in ${seconds.toFixed(2)} s; threads ${before.length} before and after ` +
     `(${before.join(', ')})`);
 });
+
+// While a batch of answers is settled, the I/O thread's wake-ups are held until the microtasks have run (calls.js),
+// so that the calls the continuations make leave together. Every call is still sent: those made in the
+// continuations, those made after a further await (a timer, a setImmediate, another promise), and those of a caller
+// whose continuation throws.
+test('calls made from the continuations of a batch of answers all leave and settle, exactly', async () => {
+  const limiter = new Limiter({ policy: '120/minute', store: `${redis.url}?timeout=10s&prefix=held` });
+  const caller = async (c) => {
+    let allowed = 0;
+    for (let i = 0; i < 150; i++) {
+      if ((await limiter.hit(`held${c % 20}`)).allowed) allowed++;
+      if (i % 7 === 3) await new Promise((resolve) => setImmediate(resolve));
+      if (i % 11 === 5) await new Promise((resolve) => setTimeout(resolve, 1));
+      if (i % 13 === 7) await Promise.resolve();
+    }
+    return allowed;
+  };
+  const thrower = async () => {
+    await limiter.hit('thrower');
+    throw new Error('a continuation that throws');
+  };
+  const results = await Promise.allSettled([...Array.from({ length: 100 }, (_, c) => caller(c)), thrower()]);
+  const allowed = results.slice(0, 100).reduce((sum, r) => sum + r.value, 0);
+  assert.equal(results[100].status, 'rejected');
+  // 20 keys, 5 callers × 150 hits each: 120 allowed per key.
+  assert.equal(allowed, 20 * 120);
+  for (let k = 0; k < 20; k++) assert.equal((await limiter.peek(`held${k}`)).remaining, 0);
+});
