@@ -338,6 +338,10 @@ class PostgresNode:
         """SIGKILL to the postmaster and every backend: a server dying whole (a machine gone), none of its backends
         left serving the connections they had, nor holding its shared memory past the kill."""
         if self.process:
+            try:  # stopped first, so that it forks no backend between the listing and the kill
+                os.kill(self.process.pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
             children = self.children()
             for pid in [self.process.pid] + children:
                 try:
@@ -361,8 +365,8 @@ class PostgresNode:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 pass
-        stopped = sig == signal.SIGSTOP
-        wait_for_states(children, "T" if stopped else "RSDI", gone_counts=True)
+        # (Z: a backend that was ending anyway)
+        wait_for_states(children, "TZ" if sig == signal.SIGSTOP else "RSDIZ", gone_counts=True)
 
     def urls(self) -> Dict[str, Optional[str]]:
         return {"url": f"postgres://postgres@{HOST}:{self.port}/postgres", "tls_url": None, "unix_url": None}
