@@ -1,10 +1,15 @@
 // Helpers shared by the core test suites.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "ratewarden/ratewarden.hpp"
 
@@ -48,6 +53,17 @@ inline LimiterOptions with_algorithm(Algorithm algorithm) {
   LimiterOptions options;
   options.algorithm = algorithm;
   return options;
+}
+
+// One hit_many of `distinct` keys (`name` + i), each three times, `distinct` calls apart, on a limiter of 2 per key:
+// each key's first two calls allowed and its third denied, in the batch's order, whichever connections carry it.
+inline void expect_hit_many_in_order(Limiter& limiter, const std::string& name, int distinct) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 3 * distinct; ++i) keys.push_back(name + std::to_string(i % distinct));
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  for (int i = 0; i < distinct; ++i) limiter.reset(keys[i]);
+  const std::vector<Decision> d = limiter.hit_many(views);
+  for (int i = 0; i < 3 * distinct; ++i) EXPECT_EQ(d[i].allowed, i < 2 * distinct) << name << ", call " << i;
 }
 
 }  // namespace ratewarden::testing
