@@ -53,7 +53,8 @@ class Fields:
     in the limiter's order; what depends only on them (the policies' field texts) is built once, here, and each call
     adds only the decisions' numbers."""
 
-    __slots__ = ("legacy", "_style", "_names", "_policy", "_short_policies", "call")
+    __slots__ = ("legacy", "_style", "_names", "_policy", "_short_policies", "call", "raw_allowed", "_raw_policy",
+                 "_raw_name")
 
     def __init__(self, quotas: Sequence[Sequence[Quota]], style: Optional[str], legacy: bool) -> None:
         self.legacy = legacy
@@ -66,8 +67,12 @@ class Fields:
         )
         self._short_policies = [", ".join(f"{q.limit};w={ceil_seconds(q.period_us)}" for q in qs) for qs in quotas]
         # What __call__ does, as the fastest bound method for these limits (one call less, for the HTTP layer).
-        self.call = self._one if style == "draft-8" and not legacy and [len(qs) for qs in quotas] == [1] else \
-            self._any
+        one = style == "draft-8" and not legacy and [len(qs) for qs in quotas] == [1]
+        self.call = self._one if one else self._any
+        # The fields of an allowed decision encoded, as ASGI sends them, for that usual route (else None).
+        self.raw_allowed = self._raw_allowed if one else None
+        self._raw_policy = self._policy.encode()
+        self._raw_name = self._names[0][0].encode() if one else b""
 
     def __call__(self, decisions: Sequence[Optional[Decision]], now_us: int) -> List[Tuple[str, str]]:
         return self.call(decisions, now_us)
@@ -83,6 +88,11 @@ class Fields:
         window = str(-(-d.retry_after_us // 1_000_000))
         return [("RateLimit-Policy", self._policy), ("RateLimit", f"{self._names[0][0]};r={d.remaining};t={window}"),
                 ("Retry-After", window)]
+
+    def _raw_allowed(self, d: Decision) -> List[Tuple[bytes, bytes]]:
+        """``_one`` of an allowed decision, in bytes."""
+        return [(b"RateLimit-Policy", self._raw_policy),
+                (b"RateLimit", b"%s;r=%d;t=%d" % (self._raw_name, d.remaining, -(-d.reset_after_us // 1_000_000)))]
 
     def _any(self, decisions: Sequence[Optional[Decision]], now_us: int) -> List[Tuple[str, str]]:
         """The fields for one decision (or None: not checked) per limit; ``now_us`` matters only to legacy fields.

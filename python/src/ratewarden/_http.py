@@ -376,6 +376,11 @@ class Gate:
         self.blocked = (KeyList("blocked", options.store, duration=options.block_duration)
                         if options.block_duration else None)
         self.lookups = options.allow_list is not None or options.deny_list is not None or self.blocked is not None
+        # Every field name fields() may give, lower-cased: a response with none of them takes ours as they are.
+        self.field_names = frozenset(
+            ("ratelimit", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset",
+             "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after",
+             *((options.store_failure_header.lower(),) if options.store_failure_header else ())))
 
     def stats(self) -> Dict[str, int]:
         """What the limits met since start: ``refused``, ``shadow_refused`` (would have been, in shadow mode),
@@ -695,6 +700,13 @@ class Gate:
 
     def raw_fields(self, checks: Sequence[Checked]) -> List[Tuple[bytes, bytes]]:
         """``fields_of(checks)`` encoded, as ASGI sends them."""
+        if len(checks) == 1:  # the usual request, allowed by one limit: its fields made as bytes at once
+            checked = checks[0]
+            raw_allowed = checked.route.fields.raw_allowed
+            if raw_allowed is not None and checked.refused < 0 and checked.store_failure is None:
+                d = checked.decisions[0]
+                if d is not None and d.allowed:
+                    return raw_allowed(d)
         raw = _RAW
         out = []
         for name, value in self.fields(checks[0]) if len(checks) == 1 else self.fields_of(checks):

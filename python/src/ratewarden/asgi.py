@@ -396,26 +396,33 @@ class _FieldsSender:
         self.status = 0
 
     async def __call__(self, message: Any) -> None:
-        checks = self.checks
         if message["type"] == "http.response.start":
-            self.status = message["status"]
+            checks = self.checks
             if checks:
                 fields = self.gate.raw_fields(checks)
                 if fields:
                     message["headers"] = _with_fields(message.get("headers", ()), fields)
+                for checked in checks:
+                    if checked.charged:  # settled once the response is sent (below)
+                        self.status = message["status"]
+                        break
             await self.send(message)
             return
         await self.send(message)
-        if self.status and checks and not message.get("more_body", False):
+        if self.status and not message.get("more_body", False):
             status, self.status = self.status, 0
-            for checked in checks:
+            for checked in self.checks:
                 if checked.charged:
                     await self.gate.asettle(checked, status)
 
 
 def _with_fields(headers: Any, fields: List[Tuple[bytes, bytes]]) -> List[Tuple[bytes, bytes]]:
     """An app's headers with ours: its own fields of these names are replaced, but for its Retry-After."""
-    out = [h for h in headers if h[0].lower() not in _REPLACED]
+    out = list(headers)
+    for h in out:
+        if h[0].lower() in _REPLACED:
+            out = [h for h in out if h[0].lower() not in _REPLACED]
+            break
     for field in fields:
         if field[0] == b"Retry-After" and any(h[0].lower() == b"retry-after" for h in out):
             continue

@@ -359,10 +359,17 @@ class RateLimiter:
                 add = items.append
             else:
                 items, add = list(headers), lambda field: headers.add(*field)
+            for name, _ in items:
+                if name.lower() in checked[0].field_names:  # the response has a field of ours already
+                    break
+            else:
+                for field in fields:
+                    add(field)  # werkzeug's set would search the headers for it once more
+                return response
             present = {name.lower() for name, _ in items}
             for field in fields:
                 if field[0].lower() not in present:
-                    add(field)  # werkzeug's set would search the headers for it once more
+                    add(field)
                 elif field[0] != "Retry-After":
                     headers.set(*field)
         return response

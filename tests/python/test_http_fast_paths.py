@@ -1,0 +1,69 @@
+"""The short cuts the HTTP adapters take on every request give what the general path gives: the encoded fields of
+an allowed request (asgi), and a response that already has fields of ours (asgi, Flask) — replaced, but for the
+app's own Retry-After. (The adapters over real HTTP: test_adapters.py, test_flask.py.)"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from flask import Flask
+
+import ratewarden
+from ratewarden import asgi
+from ratewarden._headers import Fields, Quota
+from ratewarden.flask import RateLimiter
+
+
+@pytest.mark.parametrize("name", ["login", 'a "quoted" \\ name'])
+def test_encoded_fields_of_an_allowed_request_are_the_general_ones(name: str) -> None:
+    rng = random.Random(7)
+    fields = Fields([[Quota(name, 100, 60_000_000)]], "draft-8", False)
+    assert fields.raw_allowed is not None
+    for _ in range(2000):
+        reset = rng.choice([0, 1, 999_999, 1_000_000, 1_000_001, rng.randrange(10**12)])
+        d = ratewarden.Decision(allowed=True, limit=100, remaining=rng.randrange(101), reset_after_us=reset,
+                                retry_after_us=0, used=rng.randrange(101))
+        general = [(n.encode(), v.encode()) for n, v in fields([d], 0)]
+        assert fields.raw_allowed(d) == general
+
+
+def test_no_encoded_short_cut_where_the_fields_differ() -> None:
+    assert Fields([[Quota("a", 1, 1)]], "draft-7", False).raw_allowed is None
+    assert Fields([[Quota("a", 1, 1)]], "draft-8", True).raw_allowed is None  # legacy X-RateLimit-*
+    assert Fields([[Quota("a", 1, 1), Quota("b", 2, 2)]], "draft-8", False).raw_allowed is None
+    assert Fields([[Quota("a", 1, 1)], [Quota("b", 2, 2)]], "draft-8", False).raw_allowed is None
+
+
+def test_asgi_response_fields_replace_the_apps_but_its_retry_after() -> None:
+    ours = [(b"RateLimit-Policy", b'"x";q=1;w=60'), (b"RateLimit", b'"x";r=0;t=60'), (b"Retry-After", b"60")]
+    plain = [(b"content-type", b"text/plain"), (b"content-length", b"2")]
+    assert asgi._with_fields(plain, ours) == plain + ours
+    app_own = [(b"RateLimit", b"old"), (b"content-type", b"text/plain"), (b"Retry-After", b"5"),
+               (b"x-ratelimit-remaining", b"9")]
+    assert asgi._with_fields(app_own, ours) == [(b"content-type", b"text/plain"), (b"Retry-After", b"5"),
+                                                (b"RateLimit-Policy", b'"x";q=1;w=60'), (b"RateLimit", b'"x";r=0;t=60')]
+    assert asgi._with_fields((h for h in plain), ours[:2]) == plain + ours[:2]  # any iterable of headers
+
+
+def test_flask_response_fields_replace_the_apps_but_its_retry_after() -> None:
+    app = Flask(__name__)
+    limiter = RateLimiter(app, store="memory://", prefix="http-fast-paths")
+
+    @app.route("/plain")
+    @limiter.limit("2/minute")
+    def plain() -> str:
+        return "ok"
+
+    @app.route("/own")
+    @limiter.limit("2/minute")
+    def own() -> tuple:
+        return "ok", 200, [("ratelimit", "old"), ("Retry-After", "5"), ("X-Other", "1")]
+
+    client = app.test_client()
+    answer = client.get("/plain")
+    assert answer.headers.getlist("RateLimit") == ['"plain";r=1;t=60']
+    assert [name for name, _ in answer.headers].count("RateLimit-Policy") == 1
+    answer = client.get("/own")
+    assert answer.headers.getlist("RateLimit") == ['"own";r=1;t=60']
+    assert answer.headers.getlist("Retry-After") == ["5"] and answer.headers["X-Other"] == "1"
