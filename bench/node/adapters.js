@@ -18,8 +18,8 @@ const path = require('node:path');
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 7);
 const SECONDS = Number(process.env.BENCH_SECONDS || 1);  // wrk takes whole seconds
 const FRAMEWORKS = (process.env.BENCH_FRAMEWORKS || 'express,fastify,koa').split(',');
-const VARIANTS = ['bare', 'fields', 'rw-memory', 'rw-redis', 'peer-memory', 'peer-redis'];
-const CASES = ['fields', 'rw-memory', 'rw-redis', 'peer-memory', 'peer-redis'].flatMap((variant) =>
+const VARIANTS = ['bare', 'fields', 'rw-memory', 'rw-redis', 'hand-memory', 'hand-redis', 'peer-memory', 'peer-redis'];
+const CASES = VARIANTS.slice(1).flatMap((variant) =>
   [false, true].map((denied) => ({ variant, denied })));
 const PEERS = { express: 'express-rate-limit', fastify: '@fastify/rate-limit', koa: 'koa-ratelimit' };
 
@@ -123,6 +123,9 @@ async function run(redisPort) {
         compare(`${what} over the bare app`, ours, bare[f], store === 'memory' ? 0.95 : 0.85);
         const peer = rps[`${f}:${CASES.findIndex((p) => p.variant === `peer-${store}` && p.denied === c.denied)}`];
         compare(`${what} over ${PEERS[f]}`, ours, peer, 1);
+        // The limiter a user would write by hand (adapters_apps.js, handLimit): the adapter's own cost.
+        compare(`${what} over the hand-written limiter`, ours,
+          rps[`${f}:${CASES.findIndex((p) => p.variant === `hand-${store}` && p.denied === c.denied)}`], null);
         // The floor: the bare app sending the same fields (and denial), with no limiting — no target of its own.
         if (store === 'memory') {
           compare(`${what} over the same fields without limiting (floor)`, ours,

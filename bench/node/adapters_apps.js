@@ -9,7 +9,7 @@
 // - "/denied": 1 per day per client address, to be used up before measuring: every request is then refused.
 // The variant "fields" is the floor of the memory-store cases: the bare app answering with the very header fields
 // (and, on "/denied", the 429 with its body) that ratewarden's adapter sends, with no limiting at all — what the
-// fields the issue asks for cost by themselves.
+// fields the issue asks for cost by themselves. The variants hand-memory and hand-redis: see handLimit.
 
 const path = require('node:path');
 
@@ -29,6 +29,24 @@ const FIELDS = {
     ['Retry-After', '86400']],
 };
 const DENIAL = 'Too many requests, please try again later.';
+
+// The variants "hand-memory" and "hand-redis": the limiter a user would write by hand instead of an adapter —
+// ratewarden's Limiter called from the framework's hook with the client's address, the same fields as the adapter,
+// a 429 with Retry-After — no options, no skip, no error policy: the few lines the adapters must beat.
+// decide(address, answer): answer(decision, fields) is called at once on the memory store, after the hit on Redis.
+function handLimit(max, windowMs, store, prefix) {
+  const { Limiter } = require('ratewarden');
+  const limiter = new Limiter({ policy: `${max}/${windowMs}ms`, ...(store ? { store, prefix: `${prefix}:hand` } : {}) });
+  const name = max === 1 ? '"1-in-1day"' : '"1000000000-in-1hr"';
+  const policy = `${name};q=${max};w=${windowMs / 1000}`;
+  const fields = (d) => {
+    if (d.allowed) return [['RateLimit-Policy', policy], ['RateLimit', `${name};r=${d.remaining};t=${Math.ceil(d.resetAfterUs / 1e6)}`]];
+    const wait = String(Math.ceil(d.retryAfterUs / 1e6));
+    return [['RateLimit-Policy', policy], ['RateLimit', `${name};r=0;t=${wait}`], ['Retry-After', wait]];
+  };
+  if (!store) return (address, answer) => { const d = limiter.hitSync(address); return answer(d, fields(d)); };
+  return (address, answer) => limiter.hit(address).then((d) => answer(d, fields(d)));
+}
 
 function build(framework, variant, redisPort) {
   const prefix = `bench-adapters-${framework}-${process.pid}-${++built}`;
@@ -54,6 +72,14 @@ function build(framework, variant, redisPort) {
         }];
       }
       if (variant.startsWith('rw-')) return [require('ratewarden/express').rateLimit(ours(max, windowMs))];
+      if (variant.startsWith('hand-')) {
+        const decide = handLimit(max, windowMs, onRedis && `redis://127.0.0.1:${redisPort}`, prefix);
+        return [(req, res, next) => decide(req.ip, (d, fields) => {
+          for (const [name, value] of fields) res.setHeader(name, value);
+          if (d.allowed) return next();
+          return res.status(429).type('text/plain; charset=utf-8').send(DENIAL);
+        })];
+      }
       const options = { limit: max, windowMs, standardHeaders: 'draft-7', legacyHeaders: false };
       if (onRedis) {
         const client = ioredis();
@@ -79,6 +105,14 @@ function build(framework, variant, redisPort) {
         }] };
       }
       if (variant.startsWith('rw-')) return { config: { rateLimit: ours(max, windowMs) } };
+      if (variant.startsWith('hand-')) {
+        const decide = handLimit(max, windowMs, onRedis && `redis://127.0.0.1:${redisPort}`, prefix);
+        return { onRequest: [(request, reply, done) => decide(request.ip, (d, fields) => {
+          for (const [name, value] of fields) reply.header(name, value);
+          if (d.allowed) return done();
+          return reply.code(429).type('text/plain; charset=utf-8').send(DENIAL);
+        })] };
+      }
       return { config: { rateLimit: { max, timeWindow: windowMs } } };
     };
     if (variant.startsWith('rw-')) await app.register(require('ratewarden/fastify'), { global: false });
@@ -108,6 +142,17 @@ function build(framework, variant, redisPort) {
         };
       }
       if (variant.startsWith('rw-')) return require('ratewarden/koa').rateLimit(ours(max, windowMs));
+      if (variant.startsWith('hand-')) {
+        const decide = handLimit(max, windowMs, onRedis && `redis://127.0.0.1:${redisPort}`, prefix);
+        return (ctx, next) => decide(ctx.ip, (d, fields) => {
+          for (const [name, value] of fields) ctx.set(name, value);
+          if (d.allowed) return next();
+          ctx.status = 429;
+          ctx.type = 'text/plain; charset=utf-8';
+          ctx.body = DENIAL;
+          return undefined;
+        });
+      }
       return require(path.join(modules, 'koa-ratelimit'))({
         driver: onRedis ? 'redis' : 'memory', db: onRedis ? ioredis() : new Map(), duration: windowMs, max,
         id: (ctx) => ctx.ip, namespace: `${prefix}:${max}`,

@@ -1,10 +1,11 @@
 'use strict';
-// The adapters benchmark in process: every app of adapters_apps.js (each framework, bare, ratewarden on memory and
-// on Redis, the usual peer on memory and on Redis) in this one process, driven with light-my-request (Fastify's own
-// inject): no sockets, no HTTP parsing, no load generator competing for the 2 cores — the requests/s of the app
-// code alone, so a limiter's cost weighs more here than over HTTP (the harsher measure). 32 requests in flight, as
-// wrk's 32 connections. Short measures interleaved many times (bare, every case — in reverse order every other
-// round —, bare again), so that the other load of a shared machine falls on both sides of each ratio alike.
+// The adapters benchmark in process: every app of adapters_apps.js (each framework, bare, the fields floor,
+// ratewarden, the hand-written limiter and the usual peer, on memory and on Redis) in this one process, driven with
+// light-my-request (Fastify's own inject): no sockets, no HTTP parsing, no load generator competing for the 2 cores
+// — the requests/s of the app code alone, so a limiter's cost weighs more here than over HTTP (the harsher measure).
+// 32 requests in flight, as wrk's 32 connections. Many short measures of each app, interleaved (in reverse order
+// every other round); each app's figure is its best measure, as timeit takes the least of its repeats: what its code
+// costs when nothing else on this shared machine runs (a median here swings by ±30% from one run to the next).
 //   node bench/node/adapters_inject.js <redis port>      (or BENCH_ONLY=inject through run.js)
 
 const path = require('node:path');
@@ -12,16 +13,15 @@ const { build } = require('./adapters_apps');
 
 const inject = require(path.join(__dirname, 'frameworks', 'node_modules', 'light-my-request'));
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS || 15);
-const REQUESTS = Number(process.env.BENCH_REQUESTS || 4000);  // per measure
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 40);
+const REQUESTS = Number(process.env.BENCH_REQUESTS || 500);  // per measure
 const IN_FLIGHT = 32;
 const FRAMEWORKS = (process.env.BENCH_FRAMEWORKS || 'express,fastify,koa').split(',');
-const VARIANTS = ['bare', 'fields', 'rw-memory', 'rw-redis', 'peer-memory', 'peer-redis'];
-const CASES = ['fields', 'rw-memory', 'rw-redis', 'peer-memory', 'peer-redis'].flatMap((variant) =>
+const VARIANTS = ['bare', 'fields', 'rw-memory', 'rw-redis', 'hand-memory', 'hand-redis', 'peer-memory', 'peer-redis'];
+const CASES = VARIANTS.slice(1).flatMap((variant) =>
   [false, true].map((denied) => ({ variant, denied })));
 const PEERS = { express: 'express-rate-limit', fastify: '@fastify/rate-limit', koa: 'koa-ratelimit' };
 
-const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
 function requester(app) {
   if (app.fastify) return (url) => app.fastify.inject({ method: 'GET', url });
@@ -45,7 +45,6 @@ async function measure(request, url, denied, n = REQUESTS) {
 }
 
 const route = (c) => (c.denied ? '/denied' : '/');
-const spread = (ratios) => `${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}`;
 const format = (x) => `${(x / 1000).toFixed(1)}k req/s`;
 
 async function run(redisPort) {
@@ -58,33 +57,30 @@ async function run(redisPort) {
       await measure(apps[v], '/', false, 2000);  // warm-up
       if (v !== 'bare') await measure(apps[v], '/denied', true, 2000);
     }
-    const bare = [];
-    const rps = CASES.map(() => []);
+    // The best (highest) requests/s of each app over the rounds: what its code costs when nothing else runs.
+    const best = (v, url) => Math.max(...rounds[`${v}:${url}`]);
+    const rounds = {};
+    const measured = [['bare', '/', false], ...CASES.map((c) => [c.variant, route(c), c.denied])];
     for (let r = 0; r < ROUNDS; r++) {
-      const before = await measure(apps.bare, '/', false);
-      const order = CASES.map((c, i) => i);
-      if (r % 2) order.reverse();
-      for (const i of order) rps[i].push(await measure(apps[CASES[i].variant], route(CASES[i]), CASES[i].denied));
-      bare.push((before + await measure(apps.bare, '/', false)) / 2);
+      const order = r % 2 ? [...measured].reverse() : measured;  // no app always runs right after another
+      for (const [v, url, denied] of order) {
+        (rounds[`${v}:${url}`] ||= []).push(await measure(apps[v], url, denied));
+      }
     }
-    CASES.forEach((c, i) => {
+    const bare = best('bare', '/');
+    const row = (what, ours, other, target) => rows.push({ section: 'inject', what, ours: format(ours),
+      peer: format(other), ratio: ours / other, target });
+    CASES.forEach((c) => {
       if (!c.variant.startsWith('rw-')) return;
       const store = c.variant.slice(3);
+      const url = route(c);
       const what = `${f}, ${store}, ${c.denied ? 'denied' : 'allowed'}`;
-      const overBare = rps[i].map((x, r) => x / bare[r]);
-      rows.push({ section: 'inject', what: `${what} over the bare app (rounds ${spread(overBare)})`,
-        ours: format(median(rps[i])), peer: format(median(bare)), ratio: median(overBare),
-        target: store === 'memory' ? 0.95 : 0.85 });
-      const peer = rps[CASES.findIndex((p) => p.variant === `peer-${store}` && p.denied === c.denied)];
-      const overPeer = rps[i].map((x, r) => x / peer[r]);
-      rows.push({ section: 'inject', what: `${what} over ${PEERS[f]} (rounds ${spread(overPeer)})`,
-        ours: format(median(rps[i])), peer: format(median(peer)), ratio: median(overPeer), target: 1 });
-      if (store === 'memory') {  // the floor: the bare app sending the same fields (and denial), no limiting
-        const floor = rps[CASES.findIndex((p) => p.variant === 'fields' && p.denied === c.denied)];
-        const overFloor = rps[i].map((x, r) => x / floor[r]);
-        rows.push({ section: 'inject', what: `${what} over the same fields without limiting (rounds ${spread(overFloor)})`,
-          ours: format(median(rps[i])), peer: format(median(floor)), ratio: median(overFloor), target: null });
-      }
+      const ours = best(c.variant, url);
+      row(`${what} over the bare app`, ours, bare, store === 'memory' ? 0.95 : 0.85);
+      row(`${what} over the hand-written limiter`, ours, best(`hand-${store}`, url), null);
+      row(`${what} over ${PEERS[f]}`, ours, best(`peer-${store}`, url), 1);
+      // The floor: the bare app sending the same fields (and denial), no limiting.
+      if (store === 'memory') row(`${what} over the same fields without limiting`, ours, best('fields', url), null);
     });
   }
   return rows;

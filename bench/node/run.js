@@ -25,7 +25,8 @@ async function main() {
   }
   const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)));
   for (const row of table) console.log(row.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd());
-  console.log('\nmedians of interleaved rounds; ratio: the median of the per-round ratios of ratewarden over the other (for ns: the other over ratewarden)');
+  console.log('\nmedians of interleaved rounds; ratio: the median of the per-round ratios of ratewarden over the other (for ns: the other over ratewarden);');
+  console.log('inject: the best of many short interleaved measures of each app, ratio: ratewarden\'s best over the other\'s');
 }
 
 main().then(() => process.exit(0), (error) => {  // the in-process apps' Redis clients would keep it alive

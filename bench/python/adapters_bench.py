@@ -8,6 +8,8 @@ The floor is the bare app that sends the fields ratewarden sends, as constant te
 body and fields), and on Redis also makes one INCR per request the fastest way that framework offers (redis.asyncio
 for FastAPI, redis-py for Django and Flask): what any limiter that sends those fields, or keeps its counts in Redis,
 costs at least. Its own ratio to the bare app is the most a limiter can reach there: a target above it cannot be met.
+The hand-written limiter (hand.py: the view calls ratewarden.Limiter and sends the same fields) is what a user would
+write instead of an adapter: ours against it is the adapter's own cost, its options and its framework hooks.
 
 The load generator is wrk with one thread and 16 connections: light, but it shares the 2 cores with the server and
 redis-server, so only ratios of one run mean anything. One framework's servers run at a time; each round measures
@@ -58,7 +60,7 @@ PEERS = {"fastapi": "slowapi", "django": "django-ratelimit", "flask": "flask-lim
 
 class Case(NamedTuple):
     framework: str
-    variant: str  # ratewarden, the floor or the peer
+    variant: str  # ratewarden, the floor, the hand-written limiter (hand.py) or the peer
     store: str  # memory or redis
     traffic: str  # allowed or denied
 
@@ -81,8 +83,8 @@ class Case(NamedTuple):
         return 0.95 if self.store == "memory" else 0.85
 
 
-CASES = [Case(f, v, s, t) for f in PEERS for v in ("ratewarden", "floor", PEERS[f]) for s in ("memory", "redis")
-         for t in ("allowed", "denied")]
+CASES = [Case(f, v, s, t) for f in PEERS for v in ("ratewarden", "floor", "hand", PEERS[f])
+         for s in ("memory", "redis") for t in ("allowed", "denied")]
 
 
 def get(port: int, path: str) -> Tuple[int, Dict[str, str]]:
@@ -106,7 +108,7 @@ def check_answers(port: int, case: Case) -> None:
         limited = case.variant == "django-ratelimit" or headers.keys() & {"ratelimit", "x-ratelimit-limit"}
         if status != 200 or not limited:
             raise SystemExit(f"{case.framework}.{case.name}: expected a 200 with rate-limit fields: {status} {headers}")
-        if case.variant in ("ratewarden", "floor") and headers["ratelimit-policy"] != '"hello";q=1000000000;w=60':
+        if case.variant in ("ratewarden", "floor", "hand") and headers["ratelimit-policy"] != '"hello";q=1000000000;w=60':
             raise SystemExit(f"{case.framework}.{case.name}: not the fields of the floor: {headers}")
     elif status != 429 or (case.variant != "django-ratelimit" and "retry-after" not in headers):
         raise SystemExit(f"{case.framework}.{case.name}: expected a 429: {status} {headers}")
@@ -158,6 +160,7 @@ def run(cases: List[Case]) -> None:
                       "target": case.target}
             if case.variant == "ratewarden":
                 for other, key in ((Case(framework, "floor", case.store, case.traffic), "floor"),
+                                   (Case(framework, "hand", case.store, case.traffic), "hand"),
                                    (Case(framework, PEERS[framework], case.store, case.traffic), "peer")):
                     if other in measures:
                         vs = sorted(r / p for r, p in zip(rps, measures[other].rps))

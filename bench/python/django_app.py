@@ -4,9 +4,9 @@ worker loads the app, so every measured request is refused).
 
 BENCH_VARIANT = bare | floor (no limiter: the fields ratewarden sends, as constant text, and with a redis://
 store one INCR per request through redis-py: what any limiter that sends those fields, and stores on Redis, pays at
-least) | ratewarden (ratewarden.django: its middleware and @limit) | django-ratelimit (@ratelimit with
-block=True and a 429 view; its counts in Django's cache: LocMemCache for memory://, RedisCache for Redis);
-BENCH_STORE = memory:// or a redis:// URL.
+least) | ratewarden (ratewarden.django: its middleware and @limit) | hand (the limiter a user would write by hand:
+hand.py) | django-ratelimit (@ratelimit with block=True and a 429 view; its counts in Django's cache: LocMemCache
+for memory://, RedisCache for Redis); BENCH_STORE = memory:// or a redis:// URL.
 """
 
 import os
@@ -61,6 +61,21 @@ elif VARIANT == "ratewarden":
     RATEWARDEN = {"STORE": STORE, "PREFIX": "bench-django"}
     hello = limit("1000000000/minute")(hello)
     denied = limit("1/day")(denied)
+elif VARIANT == "hand":
+    from hand import hands
+
+    HANDS = hands(STORE)
+
+    def by_hand(request, hand):
+        status, body, fields = hand.answer(hand.limiter.hit(request.META["REMOTE_ADDR"]))
+        return HttpResponse(body, status=status, content_type="text/plain", headers=fields)
+
+    def hello(request):
+        return by_hand(request, HANDS[0])
+
+    def denied(request):
+        return by_hand(request, HANDS[1])
+
 elif VARIANT == "django-ratelimit":
     from django_ratelimit.decorators import ratelimit
 

@@ -5,11 +5,12 @@ before measuring, so every measured request is refused). Both return a short tex
 BENCH_VARIANT = bare (no limiter) | floor (no limiter: the fields ratewarden sends, as constant text, and with a
 redis:// store one INCR per request through redis.asyncio, the fastest way to make one round trip per request here:
 what any limiter that sends those fields, and stores on Redis, pays at least) | ratewarden (ratewarden.asgi's limit
-decorator) | slowapi (its decorator and exception handler, headers on); BENCH_STORE = memory:// or a redis:// URL. Both
-limiters send their headers.
+decorator) | hand (the limiter a user would write by hand: hand.py) | slowapi (its decorator and exception handler,
+headers on); BENCH_STORE = memory:// or a redis:// URL. Every limiter sends its headers.
 """
 
 import os
+from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import PlainTextResponse
@@ -72,6 +73,25 @@ elif VARIANT == "ratewarden":
     @limiter.limit(DENIED)
     async def denied() -> PlainTextResponse:
         return PlainTextResponse("hello\n")
+
+elif VARIANT == "hand":
+    from hand import hands
+
+    HANDS = hands(STORE)
+
+    async def by_hand(request: Request, hand: Any) -> PlainTextResponse:
+        key = request.client.host  # the memory store answers at once: no await
+        status, body, fields = hand.answer(hand.limiter.hit(key) if STORE == "memory://" else
+                                           await hand.limiter.ahit(key))
+        return PlainTextResponse(body, status, headers=fields)
+
+    @app.get("/")
+    async def hello(request: Request) -> PlainTextResponse:
+        return await by_hand(request, HANDS[0])
+
+    @app.get("/denied")
+    async def denied(request: Request) -> PlainTextResponse:
+        return await by_hand(request, HANDS[1])
 
 elif VARIANT == "slowapi":
     from slowapi import Limiter, _rate_limit_exceeded_handler

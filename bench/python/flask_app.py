@@ -7,8 +7,8 @@ returning a short text.
 
 BENCH_VARIANT = bare (no limiter: the baseline of both routes) | floor (no limiter: the fields ratewarden sends, as
 constant text, and with a redis:// store one INCR per request through redis-py: what any limiter that sends those
-fields, and stores on Redis, pays at least) | ratewarden | flask-limiter; BENCH_STORE = memory://
-or a redis:// URL. Both limiters send their rate-limit headers.
+fields, and stores on Redis, pays at least) | ratewarden | hand (the limiter a user would write by hand: hand.py) |
+flask-limiter; BENCH_STORE = memory:// or a redis:// URL. Every limiter sends its rate-limit headers.
 """
 
 import os
@@ -57,6 +57,21 @@ elif VARIANT == "ratewarden":
     limiter = RateLimiter(app, store=STORE, prefix="bench-http")
     hello = limiter.limit(ALLOWED)(hello)
     denied = limiter.limit(DENIED)(denied)
+elif VARIANT == "hand":
+    from hand import hands
+
+    HANDS = hands(STORE)
+
+    def by_hand(hand) -> "tuple[str, int, dict]":  # type: ignore[no-untyped-def]
+        status, body, fields = hand.answer(hand.limiter.hit(request.remote_addr))
+        return body, status, fields
+
+    def hello() -> "tuple[str, int, dict]":  # type: ignore[no-redef]
+        return by_hand(HANDS[0])
+
+    def denied() -> "tuple[str, int, dict]":  # type: ignore[no-redef]
+        return by_hand(HANDS[1])
+
 elif VARIANT == "flask-limiter":
     from flask_limiter import Limiter
     from flask_limiter.util import get_remote_address

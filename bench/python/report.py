@@ -85,6 +85,8 @@ for framework, server in (("fastapi", "uvicorn"), ("django", "gunicorn sync"), (
             verdict = "floor: the most a limiter sending these fields can reach"
         elif case.startswith("floor."):
             verdict = "floor: these fields and one INCR per request through the framework's usual Redis client"
+        elif case.startswith("hand."):
+            verdict = "the limiter a user would write by hand (hand.py)"
         else:
             verdict = "-" if target is None else f">= {target:.2f}x {'met' if item['ratio'] >= target else 'MISS'}"
         print(f"| &nbsp; {case}: throughput over bare | {item['rps']:.0f} req/s | | {item['ratio']:.3f}x "
@@ -92,6 +94,9 @@ for framework, server in (("fastapi", "uvicorn"), ("django", "gunicorn sync"), (
         if "floor_ratio" in item:
             print(f"| &nbsp; {case}: throughput over the floor | | | {item['floor_ratio']:.3f}x "
                   f"({item['floor_ratio_min']:.3f}–{item['floor_ratio_max']:.3f}) | - |")
+        if "hand_ratio" in item:
+            print(f"| &nbsp; {case}: throughput over the hand-written limiter | | | {item['hand_ratio']:.3f}x "
+                  f"({item['hand_ratio_min']:.3f}–{item['hand_ratio_max']:.3f}) | - |")
         if "peer_ratio" in item:
             met = "met" if item["peer_ratio"] >= item["peer_target"] else "MISS"
             print(f"| &nbsp; {case}: throughput over {item['peer']} | | | {item['peer_ratio']:.2f}x "

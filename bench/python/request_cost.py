@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, List, Tuple
 HERE = Path(__file__).parent
 FRAMEWORKS = ("fastapi", "django", "flask")
 PEERS = {"fastapi": "slowapi", "django": "django-ratelimit", "flask": "flask-limiter"}
-VARIANTS = ("bare", "floor", "ratewarden", "peer")
+VARIANTS = ("bare", "floor", "hand", "ratewarden", "peer")
 
 
 def asgi_driver(app: Any, path: str) -> Callable[[int], None]:

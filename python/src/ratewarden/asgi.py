@@ -344,7 +344,7 @@ class _RouteApp:
         checks: Optional[List[Checked]] = scope.get(_SCOPE_KEY)
         if checks is None:  # not under the middleware's send (a sub-app's route): this app adds the fields
             checks = scope[_SCOPE_KEY] = []
-            send = _FieldsSender(gate, checks, send)
+            send = _fields_sender(gate, checks, send)
         if route.checks:
             request = Request(scope, receive)
             if gate.skip is None or not await _maybe(gate.skip(request)):
@@ -382,38 +382,33 @@ class _RouteApp:
         await send({"type": "http.response.body", "body": refusal.body})
 
 
-class _FieldsSender:
+def _fields_sender(gate: Gate, checks: List[Checked], send: Any) -> Any:
     """The ``send`` of a limited request: adds the fields of the limits it met (``checks``, which depends() may still
     extend) to the response's start and, once the response is sent, gives back what count_when does not count (a
-    refund never delays the response)."""
+    refund never delays the response). A closure, not an object: it is made for every request."""
+    status = 0  # the response's, while a check has a hit to settle
 
-    __slots__ = ("gate", "checks", "send", "status")
-
-    def __init__(self, gate: Gate, checks: List[Checked], send: Any) -> None:
-        self.gate = gate
-        self.checks = checks
-        self.send = send
-        self.status = 0
-
-    async def __call__(self, message: Any) -> None:
+    async def fields_sender(message: Any) -> None:
+        nonlocal status
         if message["type"] == "http.response.start":
-            checks = self.checks
             if checks:
-                fields = self.gate.raw_fields(checks)
+                fields = gate.raw_fields(checks)
                 if fields:
                     message["headers"] = _with_fields(message.get("headers", ()), fields)
                 for checked in checks:
                     if checked.charged:  # settled once the response is sent (below)
-                        self.status = message["status"]
+                        status = message["status"]
                         break
-            await self.send(message)
+            await send(message)
             return
-        await self.send(message)
-        if self.status and not message.get("more_body", False):
-            status, self.status = self.status, 0
-            for checked in self.checks:
+        await send(message)
+        if status and not message.get("more_body", False):
+            settled, status = status, 0
+            for checked in checks:
                 if checked.charged:
-                    await self.gate.asettle(checked, status)
+                    await gate.asettle(checked, settled)
+
+    return fields_sender
 
 
 def _with_fields(headers: Any, fields: List[Tuple[bytes, bytes]]) -> List[Tuple[bytes, bytes]]:
@@ -437,20 +432,21 @@ class RateLimitMiddleware:
     def __init__(self, app: ASGIApp, limiter: RateLimiter) -> None:
         self.app = app
         self.limiter = limiter
+        self.gate = limiter.gate
+        self.enabled = limiter.options.enabled
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        limiter = self.limiter
         router = getattr(scope.get("app"), "router", None)
-        if router is not None and limiter.stale(router):
-            limiter.install(router)
-        if scope["type"] != "http" or not limiter.options.enabled:
+        if router is not None and self.limiter.stale(router):
+            self.limiter.install(router)
+        if not self.enabled or scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         # The checks a route (or a 404) makes on the request land here: their fields go on whatever response the
         # app makes, its exception handlers' too (a 404, an HTTPException raised by the endpoint).
         checks: List[Checked] = []
         scope[_SCOPE_KEY] = checks
-        await self.app(scope, receive, _FieldsSender(limiter.gate, checks, send))
+        await self.app(scope, receive, _fields_sender(self.gate, checks, send))
 
 
 _REPLACED = frozenset(n.encode() for n in ("ratelimit", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining",

@@ -216,7 +216,7 @@ def limit(policy: str, **kw: Any) -> Callable[[F], F]:
             return view
         specs = [spec]
         name, rid = _view_name(view)
-        made: List[Any] = [None, None]  # the gate the route was last made for, and that route
+        made: List[Any] = [None]  # (the gate the route was last made for, that route): one reference, set at once
 
         def route_of(request: HttpRequest) -> Optional[Route]:
             """The limits to check here, or None: the middleware checked them with the app's, or none apply."""
@@ -225,10 +225,11 @@ def limit(policy: str, **kw: Any) -> Callable[[F], F]:
             gate = limiter.gate
             if not gate.options.enabled or (gate.skip is not None and gate.skip(request)):
                 return None
-            if made[0] is gate:
-                return made[1]
+            last = made[0]
+            if last is not None and last[0] is gate:
+                return last[1]
             route = limiter.route((limited, rid), lambda g, key: g.route(specs, name, rid, key, app_wide=False))
-            made[0], made[1] = gate, route
+            made[0] = (gate, route)
             return route
 
         def answered(request: HttpRequest, checked: Optional[Checked], response: HttpResponse) -> HttpResponse:
