@@ -13,8 +13,8 @@ const { build } = require('./adapters_apps');
 
 const inject = require(path.join(__dirname, 'frameworks', 'node_modules', 'light-my-request'));
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS || 40);
-const REQUESTS = Number(process.env.BENCH_REQUESTS || 500);  // per measure
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 20);
+const REQUESTS = Number(process.env.BENCH_REQUESTS || 2000);  // per measure: a few collections each
 const IN_FLIGHT = 32;
 const FRAMEWORKS = (process.env.BENCH_FRAMEWORKS || 'express,fastify,koa').split(',');
 const VARIANTS = ['bare', 'fields', 'rw-memory', 'rw-redis', 'hand-memory', 'hand-redis', 'peer-memory', 'peer-redis'];
