@@ -107,11 +107,14 @@ function build(framework, variant, redisPort) {
       if (variant.startsWith('rw-')) return { config: { rateLimit: ours(max, windowMs) } };
       if (variant.startsWith('hand-')) {
         const decide = handLimit(max, windowMs, onRedis && `redis://127.0.0.1:${redisPort}`, prefix);
-        return { onRequest: [(request, reply, done) => decide(request.ip, (d, fields) => {
-          for (const [name, value] of fields) reply.header(name, value);
-          if (d.allowed) return done();
-          return reply.code(429).type('text/plain; charset=utf-8').send(DENIAL);
-        })] };
+        // A callback hook returns nothing: Fastify would take a Promise (or the reply, a thenable) for an async one's.
+        return { onRequest: [(request, reply, done) => {
+          decide(request.ip, (d, fields) => {
+            for (const [name, value] of fields) reply.header(name, value);
+            if (d.allowed) done();
+            else reply.code(429).type('text/plain; charset=utf-8').send(DENIAL);
+          });
+        }] };
       }
       return { config: { rateLimit: { max, timeWindow: windowMs } } };
     };
