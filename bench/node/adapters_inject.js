@@ -57,9 +57,7 @@ async function run(redisPort) {
       await measure(apps[v], '/', false, 2000);  // warm-up
       if (v !== 'bare') await measure(apps[v], '/denied', true, 2000);
     }
-    // The best (highest) requests/s of each app over the rounds: what its code costs when nothing else runs.
-    const best = (v, url) => Math.max(...rounds[`${v}:${url}`]);
-    const rounds = {};
+    const rounds = {};  // `${variant}:${url}`: requests/s of each measure
     const measured = [['bare', '/', false], ...CASES.map((c) => [c.variant, route(c), c.denied])];
     for (let r = 0; r < ROUNDS; r++) {
       const order = r % 2 ? [...measured].reverse() : measured;  // no app always runs right after another
@@ -67,6 +65,8 @@ async function run(redisPort) {
         (rounds[`${v}:${url}`] ||= []).push(await measure(apps[v], url, denied));
       }
     }
+    // The best (highest) requests/s of each app over the rounds: what its code costs when nothing else runs.
+    const best = (v, url) => Math.max(...rounds[`${v}:${url}`]);
     const bare = best('bare', '/');
     const row = (what, ours, other, target) => rows.push({ section: 'inject', what, ours: format(ours),
       peer: format(other), ratio: ours / other, target });

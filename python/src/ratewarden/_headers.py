@@ -71,7 +71,7 @@ class Fields:
         self.call = self._one if one else self._any
         # The fields of an allowed decision encoded, as ASGI sends them, for that usual route (else None).
         self.raw_allowed = self._raw_allowed if one else None
-        self._raw_policy = self._policy.encode()
+        self._raw_policy = self._policy.encode() if one else b""
         self._raw_name = self._names[0][0].encode() if one else b""
 
     def __call__(self, decisions: Sequence[Optional[Decision]], now_us: int) -> List[Tuple[str, str]]:

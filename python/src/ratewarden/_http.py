@@ -377,10 +377,8 @@ class Gate:
                         if options.block_duration else None)
         self.lookups = options.allow_list is not None or options.deny_list is not None or self.blocked is not None
         # Every field name fields() may give, lower-cased: a response with none of them takes ours as they are.
-        self.field_names = frozenset(
-            ("ratelimit", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset",
-             "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after",
-             *((options.store_failure_header.lower(),) if options.store_failure_header else ())))
+        self.field_names = frozenset((*RATE_LIMIT_FIELDS, "retry-after", *(
+            (options.store_failure_header.lower(),) if options.store_failure_header else ())))
 
     def stats(self) -> Dict[str, int]:
         """What the limits met since start: ``refused``, ``shadow_refused`` (would have been, in shadow mode),
@@ -746,6 +744,10 @@ class Gate:
             content_type = "text/plain; charset=utf-8"
         return Refusal(429, headers, body, content_type, check.spec.policy, check.name, decision, wait)
 
+
+# The rate-limit fields of every style, lower-cased: an app's own are replaced by ours.
+RATE_LIMIT_FIELDS = ("ratelimit", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset",
+                     "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
 
 _RAW: Dict[str, bytes] = {}  # field names and RateLimit-Policy texts, encoded
 

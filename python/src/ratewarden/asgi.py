@@ -27,7 +27,8 @@ from starlette.responses import Response
 from starlette.routing import Host, Mount
 
 from ._client_key import client_key
-from ._http import Checked, Gate, LimitSpec, Options, Refusal, Route, address_of, key_rejection
+from ._http import (RATE_LIMIT_FIELDS, Checked, Gate, LimitSpec, Options, Refusal, Route, address_of,
+                    key_rejection)
 from .keys import KeyPart
 
 __all__ = ["RateLimitExceeded", "RateLimitKeyError", "RateLimitMiddleware", "RateLimiter"]
@@ -449,9 +450,7 @@ class RateLimitMiddleware:
         await self.app(scope, receive, _fields_sender(self.gate, checks, send))
 
 
-_REPLACED = frozenset(n.encode() for n in ("ratelimit", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining",
-                                          "ratelimit-reset", "x-ratelimit-limit", "x-ratelimit-remaining",
-                                          "x-ratelimit-reset"))
+_REPLACED = frozenset(n.encode() for n in RATE_LIMIT_FIELDS)
 
 
 def _replay(body: bytes, receive: Any) -> Any:

@@ -216,7 +216,9 @@ def limit(policy: str, **kw: Any) -> Callable[[F], F]:
             return view
         specs = [spec]
         name, rid = _view_name(view)
-        made: List[Any] = [None]  # (the gate the route was last made for, that route): one reference, set at once
+
+        def build(gate: Gate, key: Any) -> Route:
+            return gate.route(specs, name, rid, key, app_wide=False)
 
         def route_of(request: HttpRequest) -> Optional[Route]:
             """The limits to check here, or None: the middleware checked them with the app's, or none apply."""
@@ -225,12 +227,7 @@ def limit(policy: str, **kw: Any) -> Callable[[F], F]:
             gate = limiter.gate
             if not gate.options.enabled or (gate.skip is not None and gate.skip(request)):
                 return None
-            last = made[0]
-            if last is not None and last[0] is gate:
-                return last[1]
-            route = limiter.route((limited, rid), lambda g, key: g.route(specs, name, rid, key, app_wide=False))
-            made[0] = (gate, route)
-            return route
+            return limiter.route(route_key, build)
 
         def answered(request: HttpRequest, checked: Optional[Checked], response: HttpResponse) -> HttpResponse:
             checks: Optional[List[Checked]] = getattr(request, "_ratewarden", None)
@@ -271,6 +268,7 @@ def limit(policy: str, **kw: Any) -> Callable[[F], F]:
                     gate.settle(checked, response.status_code)
                 return answered(request, checked, response)
 
+        route_key = (limited, rid)  # made once: route_of runs on every request
         setattr(limited, _LIMITS, specs)
         limited._ratewarden_view = limited  # type: ignore[attr-defined]
         return limited  # type: ignore[return-value]
