@@ -338,8 +338,9 @@ def test_a_thousand_tasks_in_flight_each_get_one_slot(url: str) -> None:
     decisions = asyncio.run(main())
     assert time.monotonic() - start >= 999 * 0.0005 - EARLY
     assert all(d.allowed for d in decisions)
-    waits = sorted(d.wait_us for d in decisions)
-    assert len(set(waits)) > 900  # one slot each, nearly all at different times
+    # One slot each: a reservation's ticket is the key's state after its slot, so no two are equal. (Their waits,
+    # measured from when the store decided each one, may coincide when it decides at the pace of the slots.)
+    assert len({d.ticket for d in decisions}) == 1000 and all(d.ticket > 0 for d in decisions)
 
 
 def test_cancelling_every_waiter_leaves_a_usable_key(url: str) -> None:
