@@ -4,7 +4,9 @@ app's own Retry-After. (The adapters over real HTTP: test_adapters.py, test_flas
 
 from __future__ import annotations
 
+import asyncio
 import random
+from typing import Any, Dict, List, Tuple
 
 import pytest
 from flask import Flask
@@ -36,14 +38,74 @@ def test_no_encoded_short_cut_where_the_fields_differ() -> None:
 
 
 def test_asgi_response_fields_replace_the_apps_but_its_retry_after() -> None:
+    gate = asgi.RateLimiter(store="memory://").gate
     ours = [(b"RateLimit-Policy", b'"x";q=1;w=60'), (b"RateLimit", b'"x";r=0;t=60'), (b"Retry-After", b"60")]
     plain = [(b"content-type", b"text/plain"), (b"content-length", b"2")]
-    assert asgi._with_fields(plain, ours) == plain + ours
+    assert asgi._with_fields(gate, plain, ours) == plain + ours
     app_own = [(b"RateLimit", b"old"), (b"content-type", b"text/plain"), (b"Retry-After", b"5"),
                (b"x-ratelimit-remaining", b"9")]
-    assert asgi._with_fields(app_own, ours) == [(b"content-type", b"text/plain"), (b"Retry-After", b"5"),
-                                                (b"RateLimit-Policy", b'"x";q=1;w=60'), (b"RateLimit", b'"x";r=0;t=60')]
-    assert asgi._with_fields((h for h in plain), ours[:2]) == plain + ours[:2]  # any iterable of headers
+    expected = [(b"content-type", b"text/plain"), (b"Retry-After", b"5"), (b"RateLimit-Policy", b'"x";q=1;w=60'),
+                (b"RateLimit", b'"x";r=0;t=60')]
+    assert asgi._with_fields(gate, app_own, ours) == expected
+    for own in ([(b"RATELIMIT-POLICY", b"old")], [(b"content-type", b"text/plain"), (b"ratelimit", b"old")]):
+        assert asgi._with_fields(gate, own, ours[:2]) == [h for h in own if h[0] == b"content-type"] + ours[:2]
+    assert asgi._with_fields(gate, [(b"retry-after", b"5")], ours) == [(b"retry-after", b"5")] + ours[:2]
+    assert asgi._with_fields(gate, (h for h in plain), ours[:2]) == plain + ours[:2]  # any iterable of headers
+
+
+def _asgi_get(app: Any, path: str) -> Tuple[int, Dict[str, str]]:
+    """The status and fields of one GET through ``app``, called in process."""
+    messages: List[Dict[str, Any]] = []
+
+    async def receive() -> Dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Dict[str, Any]) -> None:
+        messages.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "root_path": "", "query_string": b"", "headers": [],
+             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000)}
+    asyncio.run(app(scope, receive, send))
+    return messages[0]["status"], {k.decode().lower(): v.decode() for k, v in messages[0]["headers"]}
+
+
+def test_asgi_fields_on_what_the_exception_handlers_answer() -> None:
+    """A limited route whose endpoint raises gets the fields on the answer of the app's exception handler, whether
+    the route answers it (a function's route: the middleware only installs) or the app's exception middleware does
+    (an endpoint class: the middleware adds the fields), and a 404 counted by the app-wide limit has them."""
+    from fastapi import FastAPI
+    from starlette.endpoints import HTTPEndpoint
+    from starlette.exceptions import HTTPException
+
+    app = FastAPI()
+    limiter = asgi.RateLimiter(app, store="memory://", prefix="http-fast-paths-errors")
+
+    @app.get("/teapot")
+    @limiter.limit("5/minute")
+    async def teapot() -> None:
+        raise HTTPException(418, headers={"X-Own": "1"})
+
+    status, fields = _asgi_get(app, "/teapot")
+    assert (status, fields["x-own"], fields["ratelimit-policy"], fields["ratelimit"]) == \
+        (418, "1", '"teapot";q=5;w=60', '"teapot";r=4;t=60')
+    assert limiter.outer_fields is False
+
+    @limiter.limit("5/minute")
+    class Teapot(HTTPEndpoint):
+        async def get(self, request: Any) -> None:
+            raise HTTPException(418)
+
+    app.add_route("/class", Teapot)
+    status, fields = _asgi_get(app, "/class")
+    assert (status, fields["ratelimit"]) == (418, '"Teapot";r=4;t=60')
+    assert limiter.outer_fields is True
+    assert _asgi_get(app, "/teapot")[1]["ratelimit"] == '"teapot";r=3;t=60'  # once, from the route
+
+    wide = FastAPI()
+    asgi.RateLimiter(wide, store="memory://", prefix="http-fast-paths-404", application="5/minute")
+    status, fields = _asgi_get(wide, "/nothing")
+    assert (status, fields["ratelimit"]) == (404, '"application";r=4;t=60')
 
 
 def test_flask_response_fields_replace_the_apps_but_its_retry_after() -> None:

@@ -379,6 +379,11 @@ class Gate:
         # Every field name fields() may give, lower-cased: a response with none of them takes ours as they are.
         self.field_names = frozenset((*RATE_LIMIT_FIELDS, "retry-after", *(
             (options.store_failure_header.lower(),) if options.store_failure_header else ())))
+        # The same as ASGI sends them, and their lengths: a response's field whose length is none of these is not
+        # lower-cased to be looked up (asgi, on every response).
+        self.raw_field_names = frozenset(n.encode("latin-1") for n in self.field_names)
+        self.raw_field_lengths = frozenset(len(n) for n in self.raw_field_names)
+        self.settles = False  # whether a limit has count_when: a response must then be settled (settle())
 
     def stats(self) -> Dict[str, int]:
         """What the limits met since start: ``refused``, ``shadow_refused`` (would have been, in shadow mode),
@@ -432,6 +437,8 @@ class Gate:
         quotas: List[List[Quota]] = []  # per limit, one per policy in its order: what decision.policy_index indexes
         own: Counter[str] = Counter()
         for spec, limiter, rid in zip(specs, limiters, ids):
+            if spec.count_when is not None:
+                self.settles = True
             quotas.append([Quota(next(names), p.limit, p.period_us) for p in limiter.policies])
             if spec.scope is not None:
                 prefix = f"{spec.scope}:"

@@ -17,10 +17,12 @@ those of every adapter (docs/python.md).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import threading
 from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Tuple, TypeVar, Union
 
+from starlette import routing
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -115,6 +117,10 @@ class RateLimiter:
         self._watched: Dict[int, List[Tuple[Any, int]]] = {}
         self._apps: List[Any] = []
         self._lock = threading.Lock()
+        # Whether the middleware must add the fields to what the app's exception middleware answers: a limited
+        # request it may answer (see _answers_errors), and a 404 counted by the app-wide limit. Else each limited
+        # route adds them to its own answers and the middleware only installs.
+        self.outer_fields = False
         if app is not None:
             self.init_app(app)
 
@@ -265,8 +271,8 @@ class RateLimiter:
         watched.append((router, len(routes)))
         if self.gate.app_spec is not None and not getattr(router, "_ratewarden", False) and \
                 callable(getattr(router, "default", None)):  # a Router: its answer to a request no route matched
-            router.default = _RouteApp(self, self.gate.route([], "not_found", "@not_found", self.key), router.default,
-                                       False)
+            self.outer_fields = True  # a Starlette router raises its 404 for the exception middleware to answer
+            router.default = _RouteApp(self, self.gate.route([], "not_found", "@not_found", self.key), router.default)
             router._ratewarden = True
         for app_route in routes:
             included = getattr(app_route, "original_router", None)
@@ -319,33 +325,46 @@ class RateLimiter:
         route = self.gate.route(specs, name, _qualified_name(target), self.key, app_wide=not exempt)
         app_route._ratewarden = True
         if route.checks or has_dependency:
-            app_route.handle = _RouteApp(self, route, app_route.handle, has_dependency,
-                                         getattr(app_route, "methods", None))
+            if not _answers_errors(app_route):
+                self.outer_fields = True
+            app_route.handle = _RouteApp(self, route, app_route.handle, getattr(app_route, "methods", None))
 
 
 class _RouteApp:
     """An app route's ASGI app with its limits checked first (the route's own, else the default one; the app-wide
     one), and the fields of every limit the request met (depends()'s too) added to the response's start."""
 
-    def __init__(self, limiter: RateLimiter, route: Route, app: ASGIApp, has_dependency: bool,
-                 methods: Optional[Any] = None) -> None:
+    def __init__(self, limiter: RateLimiter, route: Route, app: ASGIApp, methods: Optional[Any] = None) -> None:
         self.limiter = limiter
         self.gate = limiter.gate
         self.enabled = limiter.options.enabled
         self.route = route
         self.app = app
-        self.has_dependency = has_dependency
         self.methods = methods  # the route's: another method is answered 405 by the route, unlimited
+        # Checked without awaiting: a store that answers at once, no skip function, no form to read.
+        self.quick = bool(route.checks) and route.sync and self.gate.skip is None and not route.needs_form
 
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+    def __call__(self, scope: Scope, receive: Any, send: Any) -> Awaitable[None]:
+        # Not a coroutine: the usual request (a store that answers at once, no skip, no form) is checked here and
+        # handed on, without a coroutine of ours between the router and the route.
         if not self.enabled or scope["type"] != "http" or (self.methods and scope["method"] not in self.methods):
-            await self.app(scope, receive, send)
-            return
-        gate, route = self.gate, self.route
+            return self.app(scope, receive, send)
         checks: Optional[List[Checked]] = scope.get(_SCOPE_KEY)
         if checks is None:  # not under the middleware's send (a sub-app's route): this app adds the fields
             checks = scope[_SCOPE_KEY] = []
-            send = _fields_sender(gate, checks, send)
+            send = _fields_sender(self.gate, checks, send)
+        if not self.quick:
+            return self._check(scope, receive, send, checks)
+        request = Request(scope, receive)
+        checked = self.gate.check(self.route, request, scope["method"])
+        if checked is not None:
+            if checked.key_error is not None or checked.refused >= 0:
+                return self._answer(scope, receive, send, request, checks, checked)
+            checks.append(checked)
+        return self.app(scope, receive, send)
+
+    async def _check(self, scope: Scope, receive: Any, send: Any, checks: List[Checked]) -> None:
+        gate, route = self.gate, self.route
         if route.checks:
             request = Request(scope, receive)
             if gate.skip is None or not await _maybe(gate.skip(request)):
@@ -357,16 +376,22 @@ class _RouteApp:
                 method = scope["method"]
                 checked = gate.check(route, request, method) if route.sync else await gate.acheck(route, request,
                                                                                                   method)
+                if checked is not None and (checked.key_error is not None or checked.refused >= 0):
+                    await self._answer(scope, receive, send, request, checks, checked)
+                    return
                 if checked is not None:
-                    if checked.key_error is not None:  # a 400 without fields
-                        status, body_, content_type = key_rejection(checked.key_error)
-                        await Response(body_, status, media_type=content_type)(scope, receive, send)
-                        return
                     checks.append(checked)
-                    if checked.refused >= 0:
-                        await self._refuse(scope, receive, send, request, checked)
-                        return
         await self.app(scope, receive, send)
+
+    async def _answer(self, scope: Scope, receive: Any, send: Any, request: Request, checks: List[Checked],
+                      checked: Checked) -> None:
+        """The answer to a request the check stopped: a 400 without fields (no key), or the refusal."""
+        if checked.key_error is not None:
+            status, body_, content_type = key_rejection(checked.key_error)
+            await Response(body_, status, media_type=content_type)(scope, receive, send)
+            return
+        checks.append(checked)
+        await self._refuse(scope, receive, send, request, checked)
 
     async def _refuse(self, scope: Scope, receive: Any, send: Any, request: Request, checked: Checked) -> None:
         """The refusal; ``send`` adds the fields (and settles)."""
@@ -386,39 +411,48 @@ class _RouteApp:
 def _fields_sender(gate: Gate, checks: List[Checked], send: Any) -> Any:
     """The ``send`` of a limited request: adds the fields of the limits it met (``checks``, which depends() may still
     extend) to the response's start and, once the response is sent, gives back what count_when does not count (a
-    refund never delays the response). A closure, not an object: it is made for every request."""
+    refund never delays the response). A closure, not an object: it is made for every request; and not a coroutine
+    but what ``send`` returns, but for the message after which a refund is due."""
     status = 0  # the response's, while a check has a hit to settle
 
-    async def fields_sender(message: Any) -> None:
+    def fields_sender(message: Any) -> Awaitable[None]:
         nonlocal status
         if message["type"] == "http.response.start":
             if checks:
                 fields = gate.raw_fields(checks)
                 if fields:
-                    message["headers"] = _with_fields(message.get("headers", ()), fields)
-                for checked in checks:
-                    if checked.charged:  # settled once the response is sent (below)
-                        status = message["status"]
-                        break
-            await send(message)
-            return
-        await send(message)
-        if status and not message.get("more_body", False):
+                    message["headers"] = _with_fields(gate, message.get("headers", ()), fields)
+                if gate.settles:
+                    for checked in checks:
+                        if checked.charged:  # settled once the response is sent (below)
+                            status = message["status"]
+                            break
+        elif status and not message.get("more_body", False):
             settled, status = status, 0
-            for checked in checks:
-                if checked.charged:
-                    await gate.asettle(checked, settled)
+            return _send_and_settle(gate, checks, send, message, settled)
+        return send(message)
 
     return fields_sender
 
 
-def _with_fields(headers: Any, fields: List[Tuple[bytes, bytes]]) -> List[Tuple[bytes, bytes]]:
+async def _send_and_settle(gate: Gate, checks: List[Checked], send: Any, message: Any, status: int) -> None:
+    await send(message)
+    for checked in checks:
+        if checked.charged:
+            await gate.asettle(checked, status)
+
+
+def _with_fields(gate: Gate, headers: Any, fields: List[Tuple[bytes, bytes]]) -> List[Tuple[bytes, bytes]]:
     """An app's headers with ours: its own fields of these names are replaced, but for its Retry-After."""
-    out = list(headers)
-    for h in out:
-        if h[0].lower() in _REPLACED:
-            out = [h for h in out if h[0].lower() not in _REPLACED]
+    if headers.__class__ is not list:
+        headers = list(headers)
+    lengths, names = gate.raw_field_lengths, gate.raw_field_names
+    for h in headers:
+        if len(h[0]) in lengths and h[0].lower() in names:
             break
+    else:  # the usual response: none of ours
+        return headers + fields
+    out = [h for h in headers if h[0].lower() not in _REPLACED]
     for field in fields:
         if field[0] == b"Retry-After" and any(h[0].lower() == b"retry-after" for h in out):
             continue
@@ -428,7 +462,8 @@ def _with_fields(headers: Any, fields: List[Tuple[bytes, bytes]]) -> List[Tuple[
 
 class RateLimitMiddleware:
     """The ASGI middleware: on the first request (and when routes were added), it wraps the app's routes that have
-    limits (see ``RateLimiter.install``); then it only passes requests on."""
+    limits (see ``RateLimiter.install``); then it passes requests on, adding the fields to the responses only where
+    a limited route does not answer them all itself (``RateLimiter.outer_fields``)."""
 
     def __init__(self, app: ASGIApp, limiter: RateLimiter) -> None:
         self.app = app
@@ -440,7 +475,7 @@ class RateLimitMiddleware:
         router = getattr(scope.get("app"), "router", None)
         if router is not None and self.limiter.stale(router):
             self.limiter.install(router)
-        if not self.enabled or scope["type"] != "http":
+        if not self.enabled or scope["type"] != "http" or not self.limiter.outer_fields:
             await self.app(scope, receive, send)
             return
         # The checks a route (or a 404) makes on the request land here: their fields go on whatever response the
@@ -465,6 +500,26 @@ def _replay(body: bytes, receive: Any) -> Any:
         return await receive()
 
     return replayed
+
+
+# Starlette 0.28 and later: a route of a function answers the exceptions it raises (with the app's handlers).
+_ROUTES_ANSWER_ERRORS = hasattr(routing, "wrap_app_handling_exceptions")
+
+
+def _answers_errors(app_route: Any) -> bool:
+    """Whether ``app_route`` answers its endpoint's exceptions itself, through the send it is given (so with our
+    fields): a FastAPI route, or a Starlette route of a function (not of an ASGI app or an endpoint class), as
+    Starlette's Route decides."""
+    if not _ROUTES_ANSWER_ERRORS:
+        return False
+    if hasattr(app_route, "dependant"):  # FastAPI's APIRoute
+        return True
+    if type(app_route) is not routing.Route:
+        return False
+    endpoint = app_route.endpoint
+    while isinstance(endpoint, functools.partial):
+        endpoint = endpoint.func
+    return inspect.isfunction(endpoint) or inspect.ismethod(endpoint)
 
 
 def _qualified_name(f: Any) -> str:
