@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import Any, Dict, List, Tuple
+import socket
+import uuid
+from typing import Any, Dict, List, Sequence, Tuple
 
 import pytest
 from flask import Flask
@@ -53,8 +55,15 @@ def test_asgi_response_fields_replace_the_apps_but_its_retry_after() -> None:
     assert asgi._with_fields(gate, (h for h in plain), ours[:2]) == plain + ours[:2]  # any iterable of headers
 
 
-def _asgi_get(app: Any, path: str) -> Tuple[int, Dict[str, str]]:
+def _asgi_get(app: Any, path: str, client: str = "127.0.0.1",
+              headers: Sequence[Tuple[bytes, bytes]] = ()) -> Tuple[int, Dict[str, str]]:
     """The status and fields of one GET through ``app``, called in process."""
+    status, fields, _ = _asgi_call(app, path, client, headers)
+    return status, fields
+
+
+def _asgi_call(app: Any, path: str, client: str,
+               headers: Sequence[Tuple[bytes, bytes]]) -> Tuple[int, Dict[str, str], bytes]:
     messages: List[Dict[str, Any]] = []
 
     async def receive() -> Dict[str, Any]:
@@ -64,10 +73,67 @@ def _asgi_get(app: Any, path: str) -> Tuple[int, Dict[str, str]]:
         messages.append(message)
 
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-             "path": path, "raw_path": path.encode(), "root_path": "", "query_string": b"", "headers": [],
-             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000)}
+             "path": path, "raw_path": path.encode(), "root_path": "", "query_string": b"", "headers": list(headers),
+             "client": (client, 5000), "server": ("127.0.0.1", 8000)}
     asyncio.run(app(scope, receive, send))
-    return messages[0]["status"], {k.decode().lower(): v.decode() for k, v in messages[0]["headers"]}
+    return (messages[0]["status"], {k.decode().lower(): v.decode() for k, v in messages[0]["headers"]},
+            b"".join(m.get("body", b"") for m in messages[1:]))
+
+
+@pytest.mark.parametrize("options", [{}, {"shadow": True}, {"refusal": "problem"}, {"proxy_count": 1},
+                                     {"ipv6_subnet": 64}],
+                         ids=["plain", "shadow", "problem", "proxy", "ipv6"])
+def test_asgi_short_path_of_a_plain_route_is_the_general_path(options: Dict[str, Any], store_url: str) -> None:
+    """A route of one limit by client address decides on a short path: the same answers, fields and counts as
+    the general path (taken here by an app whose route has the short path turned off), on either kind of store."""
+    _compare_short_and_general_paths(store_url, options)
+
+
+@pytest.mark.parametrize("on_store_error", ["allow", "deny"])
+def test_asgi_short_path_when_the_store_fails(on_store_error: str) -> None:
+    with socket.socket() as s:  # a port nobody listens on: every call fails at once
+        s.bind(("127.0.0.1", 0))
+        dead = f"redis://127.0.0.1:{s.getsockname()[1]}?timeout=200ms&connect_timeout=200ms"
+    answers = _compare_short_and_general_paths(dead, {"on_store_error": on_store_error})
+    if on_store_error == "allow":
+        assert all(a[0] == 200 and a[1]["ratelimit-skipped"] == "store-unavailable" for a in answers)
+    else:
+        assert all(a[0] == 429 and "ratelimit" not in a[1] for a in answers)
+
+
+def _compare_short_and_general_paths(store_url: str,
+                                     options: Dict[str, Any]) -> List[Tuple[int, Dict[str, str], bytes]]:
+    """The answers of the short path, each checked against the general path's."""
+    from fastapi import FastAPI
+    from fastapi.responses import PlainTextResponse
+
+    apps = []
+    run = uuid.uuid4().hex
+    for short in (True, False):
+        app = FastAPI()
+        limiter = asgi.RateLimiter(app, store=store_url, prefix=f"short-{short}-{run}", **options)
+
+        @app.get("/r")
+        @limiter.limit("3/minute")
+        async def r() -> PlainTextResponse:
+            return PlainTextResponse("ok", headers={"RateLimit": "the app's own"} if short else None)
+
+        _asgi_call(app, "/other", "192.0.2.1", [])  # installs the limits
+        route_app = next(route.handle for route in app.router.routes if getattr(route, "path", "") == "/r")
+        assert route_app.plain is not None
+        if not short:
+            route_app.plain = None
+        apps.append(app)
+    clients = [("192.0.2.7", []), ("2001:db8::1", []), ("2001:db8::2", []),
+               ("192.0.2.8", [(b"x-forwarded-for", b"198.51.100.1")])]
+    answers = []
+    for _ in range(5):
+        for client, headers in clients:
+            short, general = (_asgi_call(app, "/r", client, headers) for app in apps)
+            assert short == general
+            answers.append(short)
+    assert apps[0].user_middleware[0].kwargs["limiter"].stats() == apps[1].user_middleware[0].kwargs["limiter"].stats()
+    return answers
 
 
 def test_asgi_fields_on_what_the_exception_handlers_answer() -> None:

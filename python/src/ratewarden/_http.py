@@ -526,6 +526,19 @@ class Gate:
                 _charge(checked, check, key, cost)
         return checked
 
+    def decided(self, route: Route, decision: Optional[Decision], error: Optional[StoreError] = None) -> Checked:
+        """What ``check`` finds on a route of one limit whose decision, or store error, was met elsewhere (asgi's
+        short path)."""
+        checked = Checked(route)
+        if error is not None:
+            self._store_failed(checked, 0, route.checks[0], error)
+        else:
+            assert decision is not None
+            checked.decisions[0] = decision
+            if not decision.allowed:
+                self._refuse(checked, 0, route.checks[0], decision)
+        return checked
+
     async def acheck(self, route: Route, req: Any, method: str) -> Optional[Checked]:
         """``check`` for asyncio: the store is asked through ``ahit``; a key function may be a coroutine."""
         if not route.checks:

@@ -29,8 +29,10 @@ from starlette.responses import Response
 from starlette.routing import Host, Mount
 
 from ._client_key import client_key
+from ._errors import StoreError
 from ._http import (RATE_LIMIT_FIELDS, Checked, Gate, LimitSpec, Options, Refusal, Route, address_of,
                     key_rejection)
+from ._native import Decision
 from .keys import KeyPart
 
 __all__ = ["RateLimitExceeded", "RateLimitKeyError", "RateLimitMiddleware", "RateLimiter"]
@@ -66,14 +68,10 @@ class _Access:
 
     @staticmethod
     def address_key(options: Options) -> Callable[[Request], str]:
-        proxies, subnet = options.proxy_count, options.ipv6_subnet
+        address = _scope_address(options)
 
         def key(req: Request) -> str:
-            client = req.scope.get("client")
-            peer = client[0] if client else ""
-            if proxies:
-                return address_of(peer, req.headers.getlist("x-forwarded-for"), proxies, subnet)
-            return peer if ":" not in peer else client_key(peer, subnet)
+            return address(req.scope)
 
         return key
 
@@ -272,7 +270,8 @@ class RateLimiter:
         if self.gate.app_spec is not None and not getattr(router, "_ratewarden", False) and \
                 callable(getattr(router, "default", None)):  # a Router: its answer to a request no route matched
             self.outer_fields = True  # a Starlette router raises its 404 for the exception middleware to answer
-            router.default = _RouteApp(self, self.gate.route([], "not_found", "@not_found", self.key), router.default)
+            router.default = _RouteApp(self, self.gate.route([], "not_found", "@not_found", self.key), router.default,
+                                       False)
             router._ratewarden = True
         for app_route in routes:
             included = getattr(app_route, "original_router", None)
@@ -327,29 +326,103 @@ class RateLimiter:
         if route.checks or has_dependency:
             if not _answers_errors(app_route):
                 self.outer_fields = True
-            app_route.handle = _RouteApp(self, route, app_route.handle, getattr(app_route, "methods", None))
+            app_route.handle = _RouteApp(self, route, app_route.handle, has_dependency,
+                                         getattr(app_route, "methods", None))
+
+
+def _scope_address(options: Options) -> Callable[[Scope], str]:
+    """The client address of a request, read from its scope (the proxy count and the IPv6 subnet applied)."""
+    proxies, subnet = options.proxy_count, options.ipv6_subnet
+
+    def address(scope: Scope) -> str:
+        client = scope.get("client")
+        peer = client[0] if client else ""
+        if proxies:
+            return address_of(peer, [v.decode("latin-1") for k, v in scope["headers"] if k == b"x-forwarded-for"],
+                              proxies, subnet)
+        return peer if ":" not in peer else client_key(peer, subnet)
+
+    return address
 
 
 class _RouteApp:
     """An app route's ASGI app with its limits checked first (the route's own, else the default one; the app-wide
     one), and the fields of every limit the request met (depends()'s too) added to the response's start."""
 
-    def __init__(self, limiter: RateLimiter, route: Route, app: ASGIApp, methods: Optional[Any] = None) -> None:
+    def __init__(self, limiter: RateLimiter, route: Route, app: ASGIApp, has_dependency: bool,
+                 methods: Optional[Any] = None) -> None:
         self.limiter = limiter
-        self.gate = limiter.gate
+        gate = self.gate = limiter.gate
         self.enabled = limiter.options.enabled
         self.route = route
         self.app = app
         self.methods = methods  # the route's: another method is answered 405 by the route, unlimited
         # Checked without awaiting: a store that answers at once, no skip function, no form to read.
-        self.quick = bool(route.checks) and route.sync and self.gate.skip is None and not route.needs_form
+        self.quick = bool(route.checks) and route.sync and gate.skip is None and not route.needs_form
+        # The plain route: one limit by client address, of a fixed cost, on every method, without count_when, lists,
+        # skip or depends(), whose allowed fields have a short cut. Its requests take the short path.
+        check = route.checks[0] if len(route.checks) == 1 else None
+        self.plain = check if (check is not None and check.key is gate.address_key and check.cost.__class__ is int and
+                               check.methods is None and check.count_when is None and not gate.lookups and
+                               gate.skip is None and not has_dependency and
+                               route.fields.raw_allowed is not None) else None
+        self.address = _scope_address(limiter.options)
 
     def __call__(self, scope: Scope, receive: Any, send: Any) -> Awaitable[None]:
-        # Not a coroutine: the usual request (a store that answers at once, no skip, no form) is checked here and
-        # handed on, without a coroutine of ours between the router and the route.
+        # Not a coroutine: a request that needs no waiting is checked here and handed on, without a coroutine of ours
+        # between the router and the route.
         if not self.enabled or scope["type"] != "http" or (self.methods and scope["method"] not in self.methods):
             return self.app(scope, receive, send)
         checks: Optional[List[Checked]] = scope.get(_SCOPE_KEY)
+        plain = self.plain
+        if plain is not None and checks is None:
+            # The short path: a plain route's decision made here as Gate.check makes it, and the fields of an
+            # allowed one added as they are.
+            key = self.address(scope)
+            if key:
+                key = plain.prefix + key
+                if not plain.in_process:
+                    return self._plain_async(scope, receive, send, key)
+                try:
+                    decision = plain.hit(key, plain.cost)
+                except StoreError as error:
+                    return self._decided(scope, receive, send, None, error)
+                except Exception:  # nothing counted (a key the store refuses): the general path answers it
+                    return self._general(scope, receive, send, None)
+                if decision.allowed:
+                    return self.app(scope, receive, _allowed_sender(self.gate, self.route.fields.raw_allowed(
+                        decision), send))
+                return self._decided(scope, receive, send, decision)
+        return self._general(scope, receive, send, checks)
+
+    async def _plain_async(self, scope: Scope, receive: Any, send: Any, key: str) -> None:
+        """The short path on a store that waits."""
+        plain = self.plain
+        assert plain is not None
+        try:
+            decision = await plain.ahit(key, plain.cost)
+        except StoreError as error:
+            await self._decided(scope, receive, send, None, error)
+            return
+        except Exception:
+            await self._general(scope, receive, send, None)
+            return
+        if decision.allowed:
+            await self.app(scope, receive, _allowed_sender(self.gate, self.route.fields.raw_allowed(decision), send))
+        else:
+            await self._decided(scope, receive, send, decision)
+
+    def _decided(self, scope: Scope, receive: Any, send: Any, decision: Optional[Decision],
+                 error: Optional[StoreError] = None) -> Awaitable[None]:
+        """The rest of the short path, for a denial or a store error: as the general path goes on from them."""
+        checked = self.gate.decided(self.route, decision, error)
+        checks = scope[_SCOPE_KEY] = [checked]
+        send = _fields_sender(self.gate, checks, send)
+        if checked.refused >= 0:
+            return self._refuse(scope, receive, send, Request(scope, receive), checked)
+        return self.app(scope, receive, send)
+
+    def _general(self, scope: Scope, receive: Any, send: Any, checks: Optional[List[Checked]]) -> Awaitable[None]:
         if checks is None:  # not under the middleware's send (a sub-app's route): this app adds the fields
             checks = scope[_SCOPE_KEY] = []
             send = _fields_sender(self.gate, checks, send)
@@ -435,6 +508,17 @@ def _fields_sender(gate: Gate, checks: List[Checked], send: Any) -> Any:
     return fields_sender
 
 
+def _allowed_sender(gate: Gate, fields: List[Tuple[bytes, bytes]], send: Any) -> Any:
+    """The ``send`` of a request a plain route allowed: ``fields`` added to the response's start."""
+
+    def allowed_sender(message: Any) -> Awaitable[None]:
+        if message["type"] == "http.response.start":
+            message["headers"] = _with_fields(gate, message.get("headers", ()), fields)
+        return send(message)
+
+    return allowed_sender
+
+
 async def _send_and_settle(gate: Gate, checks: List[Checked], send: Any, message: Any, status: int) -> None:
     await send(message)
     for checked in checks:
@@ -471,18 +555,18 @@ class RateLimitMiddleware:
         self.gate = limiter.gate
         self.enabled = limiter.options.enabled
 
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+    def __call__(self, scope: Scope, receive: Any, send: Any) -> Awaitable[None]:
+        # Not a coroutine (as _RouteApp): what the app returns is awaited by the middleware that called this one.
         router = getattr(scope.get("app"), "router", None)
         if router is not None and self.limiter.stale(router):
             self.limiter.install(router)
         if not self.enabled or scope["type"] != "http" or not self.limiter.outer_fields:
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
         # The checks a route (or a 404) makes on the request land here: their fields go on whatever response the
         # app makes, its exception handlers' too (a 404, an HTTPException raised by the endpoint).
         checks: List[Checked] = []
         scope[_SCOPE_KEY] = checks
-        await self.app(scope, receive, _fields_sender(self.gate, checks, send))
+        return self.app(scope, receive, _fields_sender(self.gate, checks, send))
 
 
 _REPLACED = frozenset(n.encode() for n in RATE_LIMIT_FIELDS)
