@@ -63,7 +63,7 @@ function rateLimit(options = {}) {
     // Ended here, as res.send would send it (but without an ETag, which a refusal has no use for).
     res.statusCode = plan.status;
     res.setHeader('Content-Type', plan.type);
-    res.setHeader('Content-Length', plan.body.length);
+    res.setHeader('Content-Length', plan.length);
     return res.end(req.method === 'HEAD' ? undefined : plan.body);
   }
 

@@ -67,13 +67,14 @@ function hookOf(limiter) {
     else if (plan.kind === KEY_ERROR) onKeyError(request, reply, plan.error);
     else if (plan.kind !== DENY) done(plan.error);
     else if (handler && plan.decision !== undefined) handler(request, reply, plan.decision);
-    else reply.code(plan.status).type(plan.type).send(plan.body);
+    // Fastify adds "; charset=utf-8" to a string's type that has none (problem+json): that body goes as bytes.
+    else reply.code(plan.status).type(plan.type).send(plan.type.includes('charset') ? plan.body : plan.bytes);
   }
 
   // Returns nothing: Fastify would take a returned Promise (or the reply, which is thenable) for an async hook's.
   return function ratewardenHook(request, reply, done) {
     let state = request[STATE];
-    if (state === undefined) request[STATE] = state = newState();
+    if (!state) request[STATE] = state = newState();  // null as decorated; undefined in a context made before
     const plan = limiter.run(request, reply, state);
     if (plan.then === undefined) apply(request, reply, done, plan);
     else plan.then((p) => apply(request, reply, done, p)).catch((error) => reply.send(error));
@@ -136,6 +137,8 @@ function ratewarden(fastify, options, done) {
   }
 
   if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', undefined);
+  // Declared, so that every request is made with it: set on a request later, it would change the request's shape.
+  if (!fastify.hasRequestDecorator(STATE)) fastify.decorateRequest(STATE, null);
   fastify.addHook('onRoute', (route) => {
     route.config = { ...route.config, [SEEN]: true };
     const limit = limitOf(route);

@@ -34,7 +34,12 @@ const PASS = Object.freeze({ kind: NEXT, fields: NONE, decision: undefined });
 const failure = (error) => ({ kind: ERROR, fields: NONE, decision: undefined, error });
 
 const COUNT_WHEN = ['failure', 'success'];
-const FORBIDDEN = Buffer.from('Forbidden');
+// A refusal's body: its text, and its bytes and their number (sent where a framework would change a string's type).
+const textBody = (text) => {
+  const bytes = Buffer.from(text);
+  return { text, bytes, length: bytes.length };
+};
+const FORBIDDEN = textBody('Forbidden');
 
 const notRetryAfter = (field) => field[0] !== 'Retry-After';
 
@@ -81,12 +86,13 @@ function policyName(rate) {
   return `${rate.limit}-in-${duration}`;
 }
 
-// The body of a refusal: { type, bytes } made once; one per rate for problem+json (which names the violated rate).
+// The body of a refusal: { type, text, bytes, length } made once; one per rate for problem+json (which names the
+// violated rate). The adapters send the text where they can: Node writes a string body in one chunk with the head.
 function denialBodies(options, quotas, statusCode) {
   const { message, problem } = options;
   if (problem) {
     const detail = typeof message === 'string' ? message : 'Too many requests, please try again later.';
-    const body = (violated) => Buffer.from(JSON.stringify({
+    const body = (violated) => textBody(JSON.stringify({
       type: QUOTA_EXCEEDED,
       title: 'Request cannot be satisfied as assigned quota has been exceeded',
       status: statusCode,
@@ -94,12 +100,12 @@ function denialBodies(options, quotas, statusCode) {
       ...(violated ? { 'violated-policies': [violated] } : {}),
     }));
     const type = 'application/problem+json';
-    return { byRate: quotas.map((q) => ({ type, bytes: body(q.name) })), unknown: { type, bytes: body(undefined) } };
+    return { byRate: quotas.map((q) => ({ type, ...body(q.name) })), unknown: { type, ...body(undefined) } };
   }
   const text = typeof message === 'string';
   const one = {
     type: text ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
-    bytes: Buffer.from(text ? message : JSON.stringify(message)),
+    ...textBody(text ? message : JSON.stringify(message)),
   };
   return { byRate: quotas.map(() => one), unknown: one };
 }
@@ -269,7 +275,7 @@ class HttpLimiter {
       return PASS;
     }
     return { kind: DENY, fields: NONE, decision: undefined, status: 403, type: 'text/plain; charset=utf-8',
-      body: FORBIDDEN };
+      body: FORBIDDEN.text, bytes: FORBIDDEN.bytes, length: FORBIDDEN.length };
   }
 
   // A blocked client's answer: the limit's first rate, exhausted until the block ends.
@@ -314,7 +320,8 @@ class HttpLimiter {
     }
     this.metrics.denied++;
     const body = this.bodies.byRate[d.policyIndex] || this.bodies.unknown;
-    return { kind: DENY, fields, decision: d, status: this.statusCode, type: body.type, body: body.bytes };
+    return { kind: DENY, fields, decision: d, status: this.statusCode, type: body.type, body: body.text,
+      bytes: body.bytes, length: body.length };
   }
 
   // Count only what matters: once the response to a request this limit counted is sent, the count is given back
@@ -370,7 +377,7 @@ class HttpLimiter {
     }
     const body = this.bodies.unknown;
     return { kind: DENY, fields: [['Retry-After', '1']], decision: undefined, status: this.statusCode, type: body.type,
-      body: body.bytes };
+      body: body.text, bytes: body.bytes, length: body.length };
   }
 }
 
