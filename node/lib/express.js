@@ -72,8 +72,16 @@ function rateLimit(options = {}) {
     if (state === undefined) req[STATE] = state = newState();
     const plan = limiter.run(req, res, state);
     if (plan.then === undefined) return apply(req, res, next, plan);
-    // A handler or onKeyError that throws after an await goes to Express, not to an unhandled rejection.
-    return plan.then((p) => apply(req, res, next, p)).catch(next);
+    // A handler or onKeyError that throws (or rejects) after an await goes to Express, not to an unhandled
+    // rejection. One Promise of ours, not two, on the way.
+    return plan.then((p) => {
+      try {
+        const result = apply(req, res, next, p);
+        if (result !== undefined && result !== null && typeof result.then === 'function') result.then(undefined, next);
+      } catch (error) {
+        next(error);
+      }
+    });
   }
   ratewardenMiddleware.limiter = limiter;
   return ratewardenMiddleware;

@@ -77,7 +77,15 @@ function hookOf(limiter) {
     if (!state) request[STATE] = state = newState();  // null as decorated; undefined in a context made before
     const plan = limiter.run(request, reply, state);
     if (plan.then === undefined) apply(request, reply, done, plan);
-    else plan.then((p) => apply(request, reply, done, p)).catch((error) => reply.send(error));
+    else {
+      plan.then((p) => {  // one Promise of ours, not two: a throw of apply (a custom handler's) is caught here
+        try {
+          apply(request, reply, done, p);
+        } catch (error) {
+          reply.send(error);
+        }
+      });
+    }
   };
 }
 

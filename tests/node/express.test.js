@@ -169,14 +169,15 @@ test('a custom handler and message', () =>
     assert.deepEqual([m.status, m.body], [420, '{"error":"slow down"}']);
   }));
 
-test('a handler that throws, sync or after an await, reaches Express\'s error handling', () =>
+test('a handler that throws (or rejects), sync or after an await, reaches Express\'s error handling', () =>
   withApp((app) => {
     const boom = () => { throw new Error('boom'); };
     app.get('/sync', rateLimit({ limit: 1, window: 60_000, handler: boom }), ok);
     app.get('/async', rateLimit({ limit: 1, window: 60_000, key: async () => 'k', handler: boom }), ok);
+    app.get('/rejects', rateLimit({ limit: 1, window: 60_000, key: async () => 'r', handler: async () => boom() }), ok);
     app.use((error, req, res, next) => res.status(500).send(error.message));
   }, async (server) => {
-    for (const path of ['/sync', '/async']) {
+    for (const path of ['/sync', '/async', '/rejects']) {
       await server.request(path);
       const r = await server.request(path);
       assert.deepEqual([r.status, r.body], [500, 'boom'], path);
