@@ -119,6 +119,7 @@ class RateLimiter:
         # request it may answer (see _answers_errors), and a 404 counted by the app-wide limit. Else each limited
         # route adds them to its own answers and the middleware only installs.
         self.outer_fields = False
+        self.scope_address = _scope_address(self.options)  # the client address, for a plain route's short path
         if app is not None:
             self.init_app(app)
 
@@ -366,7 +367,7 @@ class _RouteApp:
                                check.methods is None and check.count_when is None and not gate.lookups and
                                gate.skip is None and not has_dependency and
                                route.fields.raw_allowed is not None) else None
-        self.address = _scope_address(limiter.options)
+        self.address = limiter.scope_address
 
     def __call__(self, scope: Scope, receive: Any, send: Any) -> Awaitable[None]:
         # Not a coroutine: a request that needs no waiting is checked here and handed on, without a coroutine of ours
@@ -389,9 +390,6 @@ class _RouteApp:
                     return self._decided(scope, receive, send, None, error)
                 except Exception:  # nothing counted (a key the store refuses): the general path answers it
                     return self._general(scope, receive, send, None)
-                if decision.allowed:
-                    return self.app(scope, receive, _allowed_sender(self.gate, self.route.fields.raw_allowed(
-                        decision), send))
                 return self._decided(scope, receive, send, decision)
         return self._general(scope, receive, send, checks)
 
@@ -407,14 +405,14 @@ class _RouteApp:
         except Exception:
             await self._general(scope, receive, send, None)
             return
-        if decision.allowed:
-            await self.app(scope, receive, _allowed_sender(self.gate, self.route.fields.raw_allowed(decision), send))
-        else:
-            await self._decided(scope, receive, send, decision)
+        await self._decided(scope, receive, send, decision)
 
     def _decided(self, scope: Scope, receive: Any, send: Any, decision: Optional[Decision],
                  error: Optional[StoreError] = None) -> Awaitable[None]:
-        """The rest of the short path, for a denial or a store error: as the general path goes on from them."""
+        """The rest of the short path: an allowed request goes on with its fields as they are; a denial or a store
+        error as the general path goes on from them."""
+        if decision is not None and decision.allowed:
+            return self.app(scope, receive, _allowed_sender(self.gate, self.route.fields.raw_allowed(decision), send))
         checked = self.gate.decided(self.route, decision, error)
         checks = scope[_SCOPE_KEY] = [checked]
         send = _fields_sender(self.gate, checks, send)
