@@ -468,3 +468,38 @@ def test_bad_options_fail_at_start_up() -> None:
                             timeout=60)
     assert loaded.returncode != 0
     assert "ImproperlyConfigured: settings.RATEWARDEN['ON_KEY_ERROR'] must be one of" in loaded.stderr
+
+
+_WITHOUT_MULTIPART = """
+import sys
+sys.modules["python_multipart"] = None  # as if python-multipart were not installed (an import of it fails)
+sys.modules["multipart"] = None
+from ratewarden import keys
+from ratewarden.asgi import RateLimiter
+for declare in ({kind}):
+    try:
+        declare()
+    except ImportError as error:
+        print("refused:", error)
+    else:
+        print("accepted")
+"""
+
+
+def test_a_form_key_without_its_parser_fails_at_start_up() -> None:
+    """Starlette parses forms with python-multipart: without it every request to a route keyed by a form field would
+    answer 500 and go unlimited, so declaring such a key fails at once and names what to install."""
+    declarations = ", ".join([
+        "lambda: RateLimiter(key=keys.form('username'))",
+        "lambda: RateLimiter().limit('5/minute', key=keys.first(keys.user(), keys.form('username')))",
+        "lambda: RateLimiter().depends('5/minute', key=keys.form('username'))",
+        "lambda: RateLimiter().limit('5/minute', key=keys.header('X-API-Key'))",  # no form: no parser needed
+    ])
+    out = subprocess.run([sys.executable, "-c", _WITHOUT_MULTIPART.format(kind=declarations)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == 4, out.stdout
+    for line in lines[:3]:
+        assert line.startswith("refused: keys.") and "python-multipart" in line and "ratewarden[fastapi]" in line, line
+    assert lines[3] == "accepted"

@@ -22,7 +22,7 @@ import inspect
 import threading
 from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Tuple, TypeVar, Union
 
-from starlette import routing
+from starlette import requests as starlette_requests, routing
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -107,6 +107,7 @@ class RateLimiter:
     def __init__(self, app: Any = None, *, key: Union[KeyFunc, KeyPart, None] = None, **options: Any) -> None:
         self.options = Options.read(options, lambda name: name)
         self.gate = Gate(self.options, _Access)
+        _require_form_parser(key)
         self.key = key
         self._limits: Dict[Any, List[LimitSpec]] = {}  # by endpoint, in declaration order
         self._exempt: set = set()
@@ -147,6 +148,7 @@ class RateLimiter:
         Keywords: ``key``, ``cost``, ``methods``, ``algorithm``, ``burst``, ``on_store_error``, ``scope``,
         ``shadow``, ``count_when`` (as Flask's ``limit``). The endpoint is unchanged: the middleware checks its limits once the
         router has found its route (no FastAPI dependency to solve, no wrapper). Several all apply, top to bottom."""
+        _require_form_parser(kw.get("key"))
         spec = LimitSpec.make(policy, name=kw.get("scope"), **kw)
 
         def decorator(endpoint: F) -> F:
@@ -170,6 +172,7 @@ class RateLimiter:
         :meth:`limit` does not."""
         from fastapi import Depends
 
+        _require_form_parser(kw.get("key"))
         spec = LimitSpec.make(policy, name=kw.get("scope"), **kw)
         routes: Dict[Any, Route] = {}
 
@@ -602,6 +605,15 @@ def _answers_errors(app_route: Any) -> bool:
     while isinstance(endpoint, functools.partial):
         endpoint = endpoint.func
     return inspect.isfunction(endpoint) or inspect.ismethod(endpoint)
+
+
+def _require_form_parser(key: Any) -> None:
+    """A form key needs Starlette's form parser, python-multipart: without it every request would fail (500) and go
+    unlimited, so its absence is an error where the limit is declared, at start-up."""
+    if isinstance(key, KeyPart) and key.needs_form and starlette_requests.parse_options_header is None:
+        raise ImportError(f"{key!r} reads the request's form, which Starlette parses with python-multipart: it is not "
+                          "installed (pip install 'ratewarden[fastapi]' or 'ratewarden[asgi]' brings it, or pip "
+                          "install python-multipart)")
 
 
 def _qualified_name(f: Any) -> str:
