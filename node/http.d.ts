@@ -34,8 +34,9 @@ export interface HttpOptions<Args extends unknown[]> {
   store?: string | Store;
   /**
    * The counters this limit counts on (letters, digits, "_", "." and "-"). Limits naming one scope share one count,
-   * and a request meeting several of them counts once. Default: a scope of this limit's own, named from its policy
-   * and key and its rank among the process's limits alike.
+   * and a request meeting several of them counts once. Default: in a route, the route's name (its path template,
+   * `/api/users/:id/login`: the name every adapter of every language gives it); elsewhere a scope of this limit's
+   * own, named from its policy and key and its rank among the process's limits alike.
    */
   scope?: string;
   /** The key of a request (default 'ip'), or several combined in an array. */

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One limit across runtimes (tests/polyglot): a C program, the Go example, two Python and two Node processes on one
 # Redis, on a 3-master cluster and on one PostgreSQL; and pacing across processes (test_pacing_fleet.py: Python
-# threads, asyncio tasks and Node calls waiting their turn on one Redis key, seen by a recording HTTP server). Uses what the other suites built: the C ABI in build-test (scripts/test.sh), the
+# threads, asyncio tasks and Node calls waiting their turn on one Redis key, seen by a recording HTTP server); one
+# route served by Flask, FastAPI, Django, Express, Fastify and Koa on one Redis, one limit (test_one_route.py).
+# Uses what the other suites built: the C ABI in build-test (scripts/test.sh), the
 # Python package in .venv (scripts/test_python.sh) and the Node addon (scripts/test_node.sh); run after them.
 set -euo pipefail
 cd "$(dirname "$0")/.."

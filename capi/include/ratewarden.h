@@ -30,8 +30,9 @@
  *    closing the store handle while limiters still use it is fine.
  *
  * Policies, algorithms and the exact decision semantics: docs/algorithms.md. Store URLs: "memory://",
- * "redis://[user:password@]host:port[/db]", "rediss://..." (TLS), "redis+unix:///path", "redis+cluster://host:port,..."
- * (docs/deployment.md). Storage keys (shared with every other
+ * "redis://[user:password@]host:port[/db]", "rediss://..." (TLS), "redis+unix:///path", "redis+cluster://host:port,...",
+ * "postgres://user@host/db" (docs/deployment.md); "?mode=local_first" or "?mode=async" on a network store
+ * (docs/hybrid.md). Storage keys (shared with every other
  * runtime): docs/key-format.md.
  */
 #ifndef RATEWARDEN_H
@@ -92,6 +93,9 @@ typedef struct rw_store_t rw_store_t;
  *   "redis+unix:///path/to/redis.sock[?db=N&...]"  through a Unix socket
  *   "redis+cluster://[user:password@]host:port[,host:port...][?timeout=..&connect_timeout=..&pool=..]"  Redis Cluster
  *   "rediss+cluster://..."  Redis Cluster over TLS
+ *   "postgres://[user:password@]host[:port]/dbname[?schema=S&table=T&timeout=250ms&pool=8]" (or "postgresql://")
+ *       shared through PostgreSQL; libpq.so.5 is loaded when the first such store opens
+ * Network stores also take "?mode=local_first" or "?mode=async" (the hybrid modes: docs/hybrid.md).
  * Network stores also take "?circuit_failures=3&circuit_backoff=1s": after that many calls in a row fail for want
  * of the server, calls fail at once (RW_ERR_STORE_UNAVAILABLE) for the back-off, then one probe decides.
  * Every URL also takes "?prefix=P", the key prefix of limiters that do not set their own (default "rw").

@@ -21,9 +21,8 @@ app.post(
   rateLimit({
     policy: '5/minute',
     store,
-    // Counted as "login:<user>": the scope names the count, so that every process (and Flask's login route, whose
-    // limit counts under its endpoint's name) shares it.
-    scope: 'login',
+    // Counted as "/login:<user>", the route's name, which every process (and Flask's /login route: every adapter
+    // names a route by its path) shares.
     key: 'body:user',
     message: 'Too many login attempts, try again later.',
   }),

@@ -7,7 +7,7 @@
 // The options and their behaviour are the HTTP layer's (node/lib/http.js), the same for every adapter; docs/node.md
 // has them all. Here: how Express's request is read and how a plan becomes its response.
 
-const { HttpLimiter, newState, NEXT, DENY, KEY_ERROR } = require('./http');
+const { HttpLimiter, newState, NEXT, DENY, KEY_ERROR, KEY_ERROR_BODY } = require('./http');
 const { clientKey } = require('./client_ip');
 
 // What the ratewarden limiters met so far on a request did (http.js). One property on the request: Express gives
@@ -39,10 +39,13 @@ const access = {
   header: (req, name) => req.headers[name],
   user: (req) => req.user,
   body: (req) => req.body,
+  // In a route (app.post('/login', limiter, ...)): its path under the routers' mount paths, as the request met them.
+  route: (req) => (req.route !== undefined && typeof req.route.path === 'string' ? req.baseUrl + req.route.path
+    : undefined),
 };
 
 function defaultKeyError(req, res) {
-  res.status(400).type('text/plain').send('Bad Request: the client could not be identified.');
+  res.status(400).type('text/plain; charset=utf-8').send(KEY_ERROR_BODY);
 }
 
 function rateLimit(options = {}) {

@@ -13,7 +13,7 @@
 // gets its limit's hook when it is added (onRoute); a route added before the plugin, which onRoute never sees, is
 // limited from hooks of the plugin's context instead (they run before the route's own hooks).
 
-const { HttpLimiter, newState, NEXT, DENY, KEY_ERROR } = require('./http');
+const { HttpLimiter, newState, NEXT, DENY, KEY_ERROR, KEY_ERROR_BODY } = require('./http');
 const { clientKey } = require('./client_ip');
 const { invalidArgument } = require('./errors');
 
@@ -44,10 +44,11 @@ const access = {
   header: (request, name) => request.headers[name],
   user: (request) => request.user,
   body: (request) => request.body,
+  route: () => undefined,  // a route's own limit is made for its route (limitOf); the plugin's counts across routes
 };
 
 function defaultKeyError(request, reply) {
-  reply.code(400).type('text/plain; charset=utf-8').send('Bad Request: the client could not be identified.');
+  reply.code(400).type('text/plain; charset=utf-8').send(KEY_ERROR_BODY);
 }
 
 // The hook of one limit: callback style, so an allowed request costs no Promise on the memory store.
@@ -137,7 +138,7 @@ function ratewarden(fastify, options, done) {
           delete base.window;
         }
         if (own.limit !== undefined || own.window !== undefined) delete base.policy;
-        limiter = new HttpLimiter({ ...base, ...merged.rest }, access);
+        limiter = new HttpLimiter({ ...base, ...merged.rest }, access, route.url);
         if (paired) pairs.set(route.url, { own, limiter });
       }
     }

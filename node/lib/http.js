@@ -14,6 +14,7 @@ const { STYLES, Fields, rateLimitFields } = require('./headers');
 const { invalidArgument } = require('./errors');
 const { KeyError, keyMaker, describeSpec, needsBody, isPromise } = require('./http_keys');
 const { scopeFor, scopedStore } = require('./http_scope');
+const { routeName } = require('./route_name');
 const { ThrottledLog } = require('./http_log');
 const { KeyList } = require('./lists');
 
@@ -39,7 +40,9 @@ const textBody = (text) => {
   const bytes = Buffer.from(text);
   return { text, bytes, length: bytes.length };
 };
-const FORBIDDEN = textBody('Forbidden');
+// The bodies no option words, the same in Python (tests/conformance/refusals.json).
+const FORBIDDEN = textBody('403 Forbidden\n');
+const KEY_ERROR_BODY = '400 Bad Request: the client could not be identified\n';
 
 const notRetryAfter = (field) => field[0] !== 'Retry-After';
 
@@ -157,9 +160,15 @@ function checkOptions(options) {
   return o;
 }
 
+// Route names kept per limiter, past which a new one is made per request (a router mounted on a path with
+// parameters names its routes by the values it met: docs/node.md).
+const ROUTE_NAMES = 1000;
+
 class HttpLimiter {
-  // access: { framework, ip(a), header(a, name), user(a), body(a) } — how the adapter reads a request.
-  constructor(options, access) {
+  // access: { framework, ip(a), header(a, name), user(a), body(a), route(a) } — how the adapter reads a request;
+  // route(a) is the path template of the route the request is in, or undefined outside a route. `route`: the
+  // template of the one route this limiter is made for (Fastify), in place of route(a).
+  constructor(options, access, route) {
     const o = checkOptions(options);
     this.limiter = new Limiter({
       policy: policyOf(o), store: scopedStore(o.store, o.scope), algorithm: o.algorithm, burst: o.burst, buckets: o.buckets,
@@ -179,6 +188,11 @@ class HttpLimiter {
     this.token = token;
     this.scopeText = `${scope}:`;
     this.scopeBytes = Buffer.from(this.scopeText);
+    // Without a scope, a limiter in a route counts under the route's name (route_name.js), as every adapter of
+    // every language does: ranked among the request's route limiters ("/login", "/login#2"), as Python ranks a
+    // route's limits.
+    this.routeOf = o.scope !== undefined ? undefined : route !== undefined ? () => route : access.route;
+    this.routeScopes = new Map();  // `${rank} ${template}` -> { text, bytes }
     this.skip = o.skip;
     this.handler = o.handler;
     this.onKeyError = o.onKeyError;
@@ -234,12 +248,29 @@ class HttpLimiter {
     } catch (error) {
       return this.#keyError(error);
     }
-    if (isPromise(k)) return k.then((v) => this.#decide(v, state), (error) => this.#keyError(error));
-    return this.#decide(k, state);
+    if (isPromise(k)) return k.then((v) => this.#decide(v, state, a), (error) => this.#keyError(error));
+    return this.#decide(k, state, a);
   }
 
-  #decide(k, state) {
-    const key = typeof k === 'string' ? this.scopeText + k : Buffer.concat([this.scopeBytes, k]);
+  // The key's scope: the limiter's own, or the route's name when it is in a route and names no scope.
+  #scoped(a, state) {
+    const template = this.routeOf === undefined ? undefined : this.routeOf(a);
+    if (typeof template !== 'string') return this;
+    const rank = ++state.routed;
+    const id = `${rank} ${template}`;
+    let scope = this.routeScopes.get(id);
+    if (scope === undefined) {
+      const name = routeName(template);
+      const text = `${rank === 1 ? name : `${name}#${rank}`}:`;
+      scope = { scopeText: text, scopeBytes: Buffer.from(text) };
+      if (this.routeScopes.size < ROUTE_NAMES) this.routeScopes.set(id, scope);
+    }
+    return scope;
+  }
+
+  #decide(k, state, a) {
+    const { scopeText, scopeBytes } = this.#scoped(a, state);
+    const key = typeof k === 'string' ? scopeText + k : Buffer.concat([scopeBytes, k]);
     return this.lookups ? this.#lookUp(k, key, state) : this.#hit(key, state);
   }
 
@@ -381,6 +412,6 @@ class HttpLimiter {
   }
 }
 
-const newState = () => ({ counted: [], reports: [], shadowed: false });
+const newState = () => ({ counted: [], reports: [], shadowed: false, routed: 0 });
 
-module.exports = { HttpLimiter, newState, NEXT, DENY, KEY_ERROR, ERROR, QUOTA_EXCEEDED };
+module.exports = { HttpLimiter, newState, NEXT, DENY, KEY_ERROR, ERROR, QUOTA_EXCEEDED, KEY_ERROR_BODY };

@@ -8,7 +8,7 @@
 // Koa's app.proxy; the user is ctx.state.user (koa-passport, koa-jwt); the body ctx.request.body (a body parser
 // runs first). The decision is ctx.state.rateLimit. handler is (ctx, decision), onKeyError (ctx, error).
 
-const { HttpLimiter, newState, NEXT, DENY, KEY_ERROR } = require('./http');
+const { HttpLimiter, newState, NEXT, DENY, KEY_ERROR, KEY_ERROR_BODY } = require('./http');
 const { clientKey } = require('./client_ip');
 
 const STATE = Symbol('ratewarden');
@@ -36,12 +36,14 @@ const access = {
   header: (ctx, name) => ctx.headers[name],
   user: (ctx) => ctx.state.user,
   body: (ctx) => ctx.request.body,
+  // In @koa/router's routes: the path of the route it matched, its prefixes with it.
+  route: (ctx) => ctx._matchedRoute,
 };
 
 function defaultKeyError(ctx) {
   ctx.status = 400;
   ctx.type = 'text/plain; charset=utf-8';
-  ctx.body = 'Bad Request: the client could not be identified.';
+  ctx.body = KEY_ERROR_BODY;
 }
 
 function rateLimit(options = {}) {

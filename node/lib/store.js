@@ -7,8 +7,10 @@ const { invalidArgument } = require('./errors');
 class Store {
   #native;
 
-  // url: "memory://[?max_keys=N&shards=N]", "redis://[user:password@]host:port[/db][?timeout=1s&pool=4&prefix=rw]"
-  // or "redis+cluster://host:port,...". options.testClock (tests only): a TestClock the store reads time from.
+  // url: "memory://[?max_keys=N&shards=N]", "redis://[user:password@]host:port[/db][?timeout=1s&pool=4&prefix=rw]",
+  // "rediss://..." (TLS), "redis+unix:///path", "redis+cluster://host:port,...", "postgres://user@host/db", each
+  // network store with "?mode=local_first|async" if wanted (docs/deployment.md, docs/hybrid.md).
+  // options.testClock (tests only): a TestClock the store reads time from.
   constructor(url = 'memory://', options = {}) {
     if (typeof url !== 'string') {
       throw invalidArgument(`store must be a URL string such as "memory://" or "redis://127.0.0.1:6379", got ${typeof url}`);

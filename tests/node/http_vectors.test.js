@@ -1,6 +1,7 @@
 'use strict';
 // The shared HTTP vectors through the Node helpers: tests/conformance/headers.json against node/lib/headers.js (the
-// fields Express sends) and tests/conformance/client_keys.json against clientKey (Express's default key).
+// fields Express sends), tests/conformance/client_keys.json against clientKey (Express's default key),
+// route_names.json against node/lib/route_name.js and refusals.json against the HTTP layer's fixed bodies.
 // tests/python/test_http_vectors.py runs the same files against the Python modules.
 
 const { describe, test } = require('node:test');
@@ -60,4 +61,16 @@ describe('client_keys.json', () => {
   }
 
   test('the default mask is /56', () => assert.equal(clientKey('2001:db8:abcd:12ff::1'), '2001:db8:abcd:1200::/56'));
+});
+
+describe('route_names.json', () => {
+  const { routeName } = require('../../node/lib/route_name');
+  for (const c of require(path.join(conformance, 'route_names.json')).cases) {
+    test(`${c.framework}: ${JSON.stringify(c.template)}`, () => assert.equal(routeName(c.template), c.name));
+  }
+});
+
+test('refusals.json: the bodies no option words', () => {
+  const { KEY_ERROR_BODY } = require('../../node/lib/http');
+  assert.equal(KEY_ERROR_BODY, require(path.join(conformance, 'refusals.json')).no_key.body);
 });

@@ -1,5 +1,6 @@
 """The shared HTTP vectors through the Python helpers: tests/conformance/headers.json against ratewarden._headers
-(the fields Flask sends) and tests/conformance/client_keys.json against ratewarden._client_key (Flask's default key).
+(the fields Flask sends), tests/conformance/client_keys.json against ratewarden._client_key (Flask's default key),
+route_names.json against ratewarden._route_name and refusals.json against the HTTP layer's fixed bodies.
 tests/node/http_vectors.test.js runs the same files against the Node modules."""
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import pytest
 from ratewarden import Decision
 from ratewarden._client_key import client_key
 from ratewarden._headers import STYLES, Quota, Report, rate_limit_fields, sf_string
+from ratewarden._http import FORBIDDEN, key_rejection
+from ratewarden._route_name import route_name
 
 CONFORMANCE = Path(__file__).parents[1] / "conformance"
 HEADERS: Dict[str, Any] = json.loads((CONFORMANCE / "headers.json").read_text())
@@ -54,3 +57,15 @@ def test_client_key_vectors(case: Dict[str, Any]) -> None:
 
 def test_client_key_default_is_56() -> None:
     assert client_key("2001:db8:abcd:12ff::1") == "2001:db8:abcd:1200::/56"
+
+
+@pytest.mark.parametrize("case", json.loads((CONFORMANCE / "route_names.json").read_text())["cases"],
+                         ids=lambda c: f"{c['framework']}:{c['template']}")
+def test_route_names(case: Dict[str, Any]) -> None:
+    assert route_name(case["template"]) == case["name"]
+
+
+def test_refusal_bodies() -> None:
+    refusals = json.loads((CONFORMANCE / "refusals.json").read_text())
+    assert key_rejection("why") == (400, refusals["no_key"]["body"].encode(), refusals["no_key"]["content_type"])
+    assert FORBIDDEN == refusals["deny_listed"]["body"].encode()

@@ -61,6 +61,9 @@ OPTIONS: Dict[str, Any] = {
 # count_when's names (Node's countWhen takes the same): count failed (4xx, 5xx) or successful responses only.
 COUNT_WHEN: Dict[str, Callable[[int], bool]] = {"failure": lambda status: status >= 400,
                                                 "success": lambda status: status < 400}
+# The bodies no option words, the same in Node (tests/conformance/refusals.json).
+FORBIDDEN = b"403 Forbidden\n"
+KEY_ERROR = b"400 Bad Request: the client could not be identified\n"
 PROBLEM_TYPE = "https://iana.org/assignments/http-problem-types#quota-exceeded"
 PROBLEM_TITLE = "Request cannot be satisfied as assigned quota has been exceeded"
 FAILURE_LOG_INTERVAL_S = 10.0
@@ -748,8 +751,7 @@ class Gate:
         decision = checked.refusal
         assert decision is not None
         if checked.forbidden:  # the deny list: no quota to tell of
-            return Refusal(403, [], b"403 Forbidden\n", "text/plain; charset=utf-8", check.spec.policy, check.name,
-                           decision, 0)
+            return Refusal(403, [], FORBIDDEN, "text/plain; charset=utf-8", check.spec.policy, check.name, decision, 0)
         wait = _retry_after(decision)
         headers = self.fields(checked) if with_fields else []
         if self.options.refusal == "problem":
@@ -775,7 +777,7 @@ _RAW: Dict[str, bytes] = {}  # field names and RateLimit-Policy texts, encoded
 def key_rejection(reason: str) -> Tuple[int, bytes, str]:
     """The 400 of a request without a key (on_key_error = "reject")."""
     del reason  # logged, not told to the client: it may name the app's internals
-    return 400, b"400 Bad Request: the rate limit key could not be determined\n", "text/plain; charset=utf-8"
+    return 400, KEY_ERROR, "text/plain; charset=utf-8"
 
 
 def _retry_after(decision: Decision) -> int:

@@ -33,6 +33,7 @@ from ._errors import StoreError
 from ._http import (RATE_LIMIT_FIELDS, Checked, Gate, LimitSpec, Options, Refusal, Route, address_of,
                     key_rejection)
 from ._native import Decision
+from ._route_name import route_name
 from .keys import KeyPart
 
 __all__ = ["RateLimitExceeded", "RateLimitKeyError", "RateLimitMiddleware", "RateLimiter"]
@@ -209,11 +210,11 @@ class RateLimiter:
         return Depends(rate_limit)
 
     def _dependency_route(self, spec: LimitSpec, function: Any, app_route: Any) -> Route:
-        """A dependency's limit on one route: counted by the route's endpoint and the dependency's rank among the
-        route's rate-limit dependencies (declaration order: the same in every process)."""
+        """A dependency's limit on one route: counted under the route's name (its path: _route_name) and the
+        dependency's rank among the route's rate-limit dependencies (declaration order: the same in every process)."""
         endpoint = getattr(app_route, "endpoint", None)
         name = getattr(app_route, "name", None) or getattr(endpoint, "__name__", "route")
-        rid = _qualified_name(endpoint) if endpoint is not None else name
+        rid = getattr(app_route, "_ratewarden_path", None) or route_name(getattr(app_route, "path", ""))
         ours = [d.call for d in _dependencies(app_route) if d.call in self._dependencies]
         rank = ours.index(function) + 1 if function in ours else 1
         if len(self._limits_of(endpoint)) + rank > 1:  # the endpoint's decorator limits come first
@@ -252,7 +253,7 @@ class RateLimiter:
             if not self.stale(router):
                 return
             watched: List[Tuple[Any, int]] = []
-            self._install(router, watched, set())
+            self._install(router, watched, set(), "")
             self._watched[id(router)] = watched
 
     def stale(self, router: Any) -> bool:
@@ -265,7 +266,8 @@ class RateLimiter:
                 return True
         return False
 
-    def _install(self, router: Any, watched: List[Tuple[Any, int]], seen: set) -> None:
+    def _install(self, router: Any, watched: List[Tuple[Any, int]], seen: set, prefix: str) -> None:
+        """``prefix``: the path template of the mounts and includes that lead to ``router``."""
         routes = getattr(router, "routes", None)
         if routes is None or id(router) in seen:
             return
@@ -280,52 +282,56 @@ class RateLimiter:
         for app_route in routes:
             included = getattr(app_route, "original_router", None)
             if included is not None:  # FastAPI's include_router (recent releases): the router's routes, kept there
-                self._install(included, watched, seen)
-                self._install_included(app_route, watched, seen)
+                within = prefix + _include_prefix(app_route)
+                self._install(included, watched, seen, within)
+                self._install_included(app_route, watched, seen, prefix)
                 continue
-            self._install_route(app_route, watched, seen)
+            self._install_route(app_route, watched, seen, prefix)
 
-    def _install_route(self, app_route: Any, watched: List[Tuple[Any, int]], seen: set) -> None:
+    def _install_route(self, app_route: Any, watched: List[Tuple[Any, int]], seen: set, prefix: str) -> None:
+        path = prefix + getattr(app_route, "path", "")  # a Host has none
         if isinstance(app_route, (Mount, Host)):
             mounted = getattr(app_route, "_base_app", app_route.app)
             if hasattr(mounted, "routes"):  # a router, or an app of its own
-                self._install(getattr(mounted, "router", mounted), watched, seen)
+                self._install(getattr(mounted, "router", mounted), watched, seen, path)
             else:
                 self._wrap(app_route, mounted, getattr(app_route, "name", None) or
-                           getattr(mounted, "__name__", type(mounted).__name__), has_dependency=False)
+                           getattr(mounted, "__name__", type(mounted).__name__), False, path)
             return
         endpoint = getattr(app_route, "endpoint", None)
         if endpoint is not None:
             self._wrap(app_route, endpoint, getattr(app_route, "name", None) or getattr(endpoint, "__name__", "route"),
-                       has_dependency=any(d.call in self._dependencies for d in _dependencies(app_route)))
+                       any(d.call in self._dependencies for d in _dependencies(app_route)), path)
 
-    def _install_included(self, branch: Any, watched: List[Tuple[Any, int]], seen: set) -> None:
+    def _install_included(self, branch: Any, watched: List[Tuple[Any, int]], seen: set, prefix: str) -> None:
         """An included router's routes as FastAPI answers them: an APIRoute is handled by itself (wrapped above), but
         a plain Starlette route (``router.add_route``, ``Route``, a ``Mount``) by a copy made for the include, whose
         handle is its own — left alone, every request to it would go unlimited. The copies are kept by the branch
-        until the router's routes change (then ``stale`` brings the install here again)."""
+        until the router's routes change (then ``stale`` brings the install here again). The branches and copies met
+        here carry the whole path below the router that holds ``branch``: ``prefix`` is that router's."""
         candidates = getattr(branch, "effective_candidates", None)
         if candidates is None:
             return
         for candidate in candidates():
             if hasattr(candidate, "original_router"):  # a router included in the included one
-                self._install_included(candidate, watched, seen)
+                self._install_included(candidate, watched, seen, prefix)
                 continue
             copy = getattr(candidate, "starlette_route", None)
             if copy is not None and copy is not getattr(candidate, "original_route", None):
-                self._install_route(copy, watched, seen)
+                self._install_route(copy, watched, seen, prefix)
 
-    def _wrap(self, app_route: Any, target: Any, name: str, has_dependency: bool) -> None:
+    def _wrap(self, app_route: Any, target: Any, name: str, has_dependency: bool, path: str) -> None:
         """Checks the limits of ``target`` (an endpoint, a mounted app) before ``app_route`` handles a request. The
         route's ``handle`` is wrapped, not its ``app``: FastAPI calls an included route's handle with an app of
         its own making."""
         if getattr(app_route, "_ratewarden", False):
-            return
+            return  # a router included twice: its routes count under the first include's path
+        app_route._ratewarden_path = rid = route_name(path)  # for depends() too
         own = self._limits_of(target)
         exempt = any(f in self._exempt for f in _chain(target))
         specs = own or ([self.gate.default_spec] if self.gate.default_spec is not None and not exempt
                         and not has_dependency else [])
-        route = self.gate.route(specs, name, _qualified_name(target), self.key, app_wide=not exempt)
+        route = self.gate.route(specs, name, rid, self.key, app_wide=not exempt)
         app_route._ratewarden = True
         if route.checks or has_dependency:
             if not _answers_errors(app_route):
@@ -616,8 +622,9 @@ def _require_form_parser(key: Any) -> None:
                           "install python-multipart)")
 
 
-def _qualified_name(f: Any) -> str:
-    return f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', getattr(f, '__name__', repr(f)))}"
+def _include_prefix(branch: Any) -> str:
+    """The path an include of FastAPI's adds to the routes of the router it includes."""
+    return getattr(getattr(branch, "include_context", None), "prefix", "") or ""
 
 
 def _chain(f: Any) -> List[Any]:

@@ -32,6 +32,7 @@ from django.utils.module_loading import import_string
 
 from ._client_key import client_key
 from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Route, address_of, key_rejection
+from ._route_name import route_name
 
 __all__ = ["RateLimitMiddleware", "exempt", "limit", "limiter", "shared_limit", "stats"]
 
@@ -144,10 +145,22 @@ def _on_setting_changed(setting: str, **kwargs: Any) -> None:
 setting_changed.connect(_on_setting_changed)
 
 
-def _view_name(view: Any) -> Tuple[str, str]:
-    """The name in the fields and the count's id of a view."""
-    name = getattr(view, "__name__", None) or type(view).__name__
-    return name, f"{getattr(view, '__module__', '')}.{getattr(view, '__qualname__', name)}"
+def _view_name(view: Any) -> str:
+    """A view's name in the fields."""
+    return getattr(view, "__name__", None) or type(view).__name__
+
+
+def _url_route(request: HttpRequest) -> Optional[str]:
+    """The URL pattern that resolved the request (``api/users/<int:pk>/``, its includes' prefixes with it), whose
+    name (_route_name) the view's limits count under; None for a view called without resolving a URL."""
+    match = getattr(request, "resolver_match", None)
+    return getattr(match, "route", None)
+
+
+def _route_id(view: Any, url_route: Optional[str]) -> str:
+    if url_route is not None:
+        return route_name(url_route)
+    return f"{getattr(view, '__module__', '')}.{getattr(view, '__qualname__', _view_name(view))}"
 
 
 def _answer(gate: Gate, request: HttpRequest, checked: Checked) -> Optional[HttpResponse]:
@@ -215,10 +228,7 @@ def limit(policy: str, **kw: Any) -> Callable[[F], F]:
             inner.insert(0, spec)
             return view
         specs = [spec]
-        name, rid = _view_name(view)
-
-        def build(gate: Gate, key: Any) -> Route:
-            return gate.route(specs, name, rid, key, app_wide=False)
+        name = _view_name(view)
 
         def route_of(request: HttpRequest) -> Optional[Route]:
             """The limits to check here, or None: the middleware checked them with the app's, or none apply."""
@@ -227,7 +237,9 @@ def limit(policy: str, **kw: Any) -> Callable[[F], F]:
             gate = limiter.gate
             if not gate.options.enabled or (gate.skip is not None and gate.skip(request)):
                 return None
-            return limiter.route(route_key, build)
+            url_route = _url_route(request)
+            return limiter.route((limited, url_route), lambda g, key: g.route(specs, name, _route_id(view, url_route),
+                                                                              key, app_wide=False))
 
         def answered(request: HttpRequest, checked: Optional[Checked], response: HttpResponse) -> HttpResponse:
             checks: Optional[List[Checked]] = getattr(request, "_ratewarden", None)
@@ -268,7 +280,6 @@ def limit(policy: str, **kw: Any) -> Callable[[F], F]:
                     gate.settle(checked, response.status_code)
                 return answered(request, checked, response)
 
-        route_key = (limited, rid)  # made once: route_of runs on every request
         setattr(limited, _LIMITS, specs)
         limited._ratewarden_view = limited  # type: ignore[attr-defined]
         return limited  # type: ignore[return-value]
@@ -337,9 +348,10 @@ class RateLimitMiddleware:
         gate = limiter.gate
         if not gate.options.enabled:
             return None
-        found = limiter.views.get(view, _UNSEEN)
+        url_route = _url_route(request)
+        found = limiter.views.get((view, url_route), _UNSEEN)
         if found is _UNSEEN:
-            found = limiter.views[view] = _view_route(gate, view)
+            found = limiter.views[(view, url_route)] = _view_route(gate, view, url_route)
         if found is None or (gate.skip is not None and gate.skip(request)):
             return None
         route, own = found
@@ -375,14 +387,15 @@ class RateLimitMiddleware:
 _UNSEEN = object()
 
 
-def _view_route(gate: Gate, view: Any) -> Optional[Tuple[Route, Any]]:
+def _view_route(gate: Gate, view: Any, url_route: Optional[str]) -> Optional[Tuple[Route, Any]]:
     own = getattr(view, _LIMITS, None)
     exempt = getattr(view, _EXEMPT, False)
     if exempt and own is None:
         return None
-    name, rid = _view_name(view)
+    name, rid = _view_name(view), _route_id(view, url_route)
     specs = own if own is not None else ([gate.default_spec] if gate.default_spec is not None else [])
-    route = limiter.route((view, "middleware"), lambda g, key: g.route(specs, name, rid, key, app_wide=not exempt))
+    route = limiter.route((view, url_route, "middleware"),
+                          lambda g, key: g.route(specs, name, rid, key, app_wide=not exempt))
     if not route.checks:
         return None
     return route, getattr(view, "_ratewarden_view", None) if own is not None else None

@@ -24,6 +24,7 @@ from werkzeug.exceptions import BadRequest, TooManyRequests
 from ._client_key import DEFAULT_IPV6_SUBNET, client_key
 from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Refusal, Route, address_of
 from ._native import Decision
+from ._route_name import route_name
 from .keys import KeyPart
 
 __all__ = ["RateLimitExceeded", "RateLimitKeyError", "RateLimiter", "client_address"]
@@ -263,34 +264,35 @@ class RateLimiter:
                 return specs
         return None
 
-    def _route(self, state: _AppState, endpoint: str, method: str, blueprints: Sequence[str]) -> Route:
-        """The limits of ``endpoint`` bound to the app's store (cached per endpoint, and per method for a class-based
-        view)."""
+    def _route(self, state: _AppState, endpoint: str, rule: Any, method: str, blueprints: Sequence[str]) -> Route:
+        """The limits of ``endpoint`` reached by ``rule`` bound to the app's store (cached per rule, and per method for
+        a class-based view). They count under the rule's name (its path: see _route_name)."""
         gate = state.gate
         view = state.app.view_functions.get(endpoint)
         chain = _chain(view)
         cls = getattr(view, "view_class", None)
-        cache_key: Any = endpoint
+        cache_key: Any = id(rule)
+        rid = route_name(rule.rule)
         route_ids: List[str] = []
         if view is None or any(f in self._exempt for f in chain) or (cls is not None and cls in self._exempt):
             specs: List[LimitSpec] = []
             app_wide = False
         else:
             specs = list(self._specs(chain) or [])
-            route_ids = [endpoint] * len(specs)
+            route_ids = [rid] * len(specs)
             if cls is not None:
-                cache_key = (endpoint, method)
+                cache_key = (id(rule), method)
                 class_specs = self._limits.get(cls, [])
                 handler = getattr(cls, method.lower(), None)
                 if handler is None and method == "HEAD":
                     handler = getattr(cls, "get", None)
                 method_specs = self._specs(_chain(handler)) or []
                 specs += class_specs + method_specs
-                route_ids += [endpoint] * len(class_specs) + [f"{endpoint}.{method.lower()}"] * len(method_specs)
+                route_ids += [rid] * len(class_specs) + [f"{rid}.{method.lower()}"] * len(method_specs)
             app_wide = not any(bp in self._exempt for bp in blueprints)
             if not specs and app_wide and gate.default_spec is not None:
-                specs, route_ids = [gate.default_spec], [endpoint]
-        route = gate.route(specs, endpoint, endpoint, self._key, app_wide=app_wide, route_ids=route_ids)
+                specs, route_ids = [gate.default_spec], [rid]
+        route = gate.route(specs, endpoint, rid, self._key, app_wide=app_wide, route_ids=route_ids)
         state.routes[cache_key] = route
         return route
 
@@ -300,12 +302,12 @@ class RateLimiter:
         if not state.enabled:
             return None
         req = request._get_current_object()
-        endpoint = req.endpoint
-        if endpoint is None:
+        endpoint, rule = req.endpoint, req.url_rule
+        if endpoint is None or rule is None:
             return None
-        route = state.routes.get(endpoint)
+        route = state.routes.get(id(rule))  # Rules live as long as their app, which holds state
         if route is None:
-            route = state.routes.get((endpoint, req.method)) or self._route(state, endpoint, req.method,
+            route = state.routes.get((id(rule), req.method)) or self._route(state, endpoint, rule, req.method,
                                                                              req.blueprints)
         if not route.checks:
             return None
@@ -317,7 +319,7 @@ class RateLimiter:
             return None
         req._ratewarden = (gate, checked)  # type: ignore[attr-defined]  # for _add_headers
         if checked.key_error is not None:
-            raise RateLimitKeyError("the rate limit key could not be determined")
+            raise RateLimitKeyError("the client could not be identified")
         if checked.refused >= 0:
             return self._refuse(state, req, checked)
         return None

@@ -1,6 +1,6 @@
 'use strict';
 // One app per framework over real HTTP on 127.0.0.1 (Node's http), built from the same description, so that one
-// test runs against Express 4, Express 5, Fastify 5 and Koa 2 alike:
+// test runs against Express 4, Express 5, Fastify 5, Koa 2 and Koa 3 (with @koa/router) alike:
 //   serve(name, { app: options | undefined, routes: [{ method, path, limits: [options...] }], trustProxy })
 // `app` is an app-wide limit (Express and Koa: app.use; Fastify: the plugin's options). A route's limits run in
 // order (Fastify: one limit per route, its config.rateLimit). Every app parses JSON bodies before its limits and
@@ -53,9 +53,8 @@ async function fastifyApp({ app: global, routes, trustProxy }) {
   return wrap(app.server, () => app.close());
 }
 
-function koaApp({ app: global, routes, trustProxy }) {
-  const Koa = require('koa');
-  const compose = require('koa-compose');
+function koaApp(Koa, { app: global, routes, trustProxy }) {
+  const Router = require('@koa/router');
   const { rateLimit } = require('ratewarden/koa');
   const app = new Koa();
   if (trustProxy !== undefined) app.proxy = Boolean(trustProxy);
@@ -69,13 +68,14 @@ function koaApp({ app: global, routes, trustProxy }) {
     return next();
   });
   if (global) app.use(rateLimit(global));
+  const router = new Router();
   for (const r of routes) {
-    const chain = compose([...r.limits.map((o) => rateLimit(o)), (ctx) => {
+    router[r.method.toLowerCase()](r.path, ...r.limits.map((o) => rateLimit(o)), (ctx) => {
       if (ctx.headers['x-fail'] === '1') ctx.status = 401;
       ctx.body = ctx.status === 401 ? 'no' : 'ok';
-    }]);
-    app.use((ctx, next) => (ctx.method === r.method && ctx.path === r.path ? chain(ctx) : next()));
+    });
   }
+  app.use(router.routes());
   return listening(http.createServer(app.callback()));
 }
 
@@ -105,13 +105,14 @@ function wrap(server, close) {
   };
 }
 
-const FRAMEWORKS = ['express4', 'express5', 'fastify', 'koa'];
+const FRAMEWORKS = ['express4', 'express5', 'fastify', 'koa', 'koa3'];
 
 function serve(name, spec) {
   if (name === 'express4') return expressApp(require('express4'), spec);
   if (name === 'express5') return expressApp(require('express'), spec);
   if (name === 'fastify') return fastifyApp(spec);
-  if (name === 'koa') return koaApp(spec);
+  if (name === 'koa') return koaApp(require('koa'), spec);
+  if (name === 'koa3') return koaApp(require('koa3'), spec);
   throw new Error(`unknown framework ${name}`);
 }
 
