@@ -12,10 +12,8 @@ import http.client
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Iterator, List, Tuple
@@ -26,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 APPS = HERE / "route_apps"
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent / "python"))
-from redis_server import RedisServer, free_port  # noqa: E402
+from redis_server import RedisServer, free_port, wait_listening  # noqa: E402
 
 FRAMEWORKS = ["flask", "fastapi", "django", "express", "fastify", "koa"]
 ROUTE_NAME = "/api/users/:user_id/login"  # tests/conformance/route_names.json names it alike for each framework
@@ -59,15 +57,7 @@ def serve(framework: str, store: str, log: Path) -> Iterator[int]:
         process = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True, preexec_fn=_die_with_parent)
     try:
-        deadline = time.monotonic() + 60  # a bound for a broken app, not a wait: ready is polled
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"{framework} did not start:\n{log.read_text()}")
-                time.sleep(0.05)
+        wait_listening(port, process, log, framework)
         yield port
     finally:
         try:

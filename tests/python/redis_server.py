@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional
 
@@ -18,6 +19,20 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_listening(port: int, process: "subprocess.Popen[bytes]", log: Path, what: str) -> None:
+    """Returns once ``process`` accepts connections on ``port``; fails with its log if it exits first (or is still
+    not listening after a minute: a bound for a broken server, not a wait)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"{what} did not start:\n{log.read_text(errors='replace')}") from None
+            time.sleep(0.05)
 
 
 class TlsFiles(NamedTuple):

@@ -9,7 +9,6 @@ import itertools
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from redis_server import RedisServer, free_port
+from redis_server import RedisServer, free_port, wait_listening
 
 APPS = Path(__file__).with_name("apps")
 REFUSALS = json.loads((Path(__file__).parents[1] / "conformance" / "refusals.json").read_text())
@@ -86,15 +85,7 @@ def serve(adapter: str, store: str, options: Optional[Dict[str, Any]] = None, wo
         with log.open("wb") as out:
             process = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    if process.poll() is not None or time.monotonic() > deadline:
-                        raise AssertionError(f"{adapter} did not start:\n{log.read_text()}")
-                    time.sleep(0.05)
+            wait_listening(port, process, log, adapter)
             yield Server(port, log, process)
         finally:
             try:
