@@ -177,6 +177,30 @@ def address_of(peer: Optional[str], forwarded: Sequence[str], proxy_count: int, 
     return client_key(address, ipv6_subnet)
 
 
+def address_reader(options: Options, peer: Callable[[Any], Optional[str]],
+                   forwarded: Callable[[Any], Sequence[str]]) -> Callable[[Any], str]:
+    """The client address key of a request as ``options`` say (``address_of``), from the adapter's readers of its
+    peer address and of its X-Forwarded-For field lines (read only behind proxies)."""
+    proxies, subnet = options.proxy_count, options.ipv6_subnet
+    if proxies:
+        return lambda req: address_of(peer(req), forwarded(req), proxies, subnet)
+
+    def key(req: Any) -> str:
+        address = peer(req) or ""
+        return address if ":" not in address else client_key(address, subnet)
+
+    return key
+
+
+def wrapped_chain(f: Any) -> List[Any]:
+    """``f`` and what it wraps (functools.wraps sets ``__wrapped__``): a decorator above ``@limit`` hides nothing."""
+    out = []
+    while f is not None and len(out) < 100:
+        out.append(f)
+        f = getattr(f, "__wrapped__", None)
+    return out
+
+
 def key_text(value: Any) -> Union[str, bytes]:
     """What a key function returned, as a key: a str or bytes as is, an int (not a bool) in decimal, any object
     whose class defines its own ``__str__`` (a UUID, an IP address) as that; else a TypeError saying why."""
@@ -307,6 +331,10 @@ class Route:
     names: List[List[str]]  # per limit, its policies' names in the fields
     needs_form: bool = False
     sync: bool = False  # Gate.check gives what Gate.acheck would, without a coroutine (see Check.sync)
+    # The plain route's one check: one limit by client address, of a fixed cost, on every method, without count_when,
+    # lists or skip, whose allowed fields have a short cut (Fields.raw_allowed). An adapter may decide its requests
+    # itself, as ``check`` would (asgi's short path); None for any other route.
+    plain: Optional[Check] = None
 
 
 class Checked:
@@ -456,9 +484,17 @@ class Gate:
                 isinstance(spec.key, KeyPart) and spec.key.needs_form, self._own_key(spec.key, default_key),
             ))
         # Fields checks every name: a route name that no field can carry fails here, not in every response.
-        return Route(checks, Fields(quotas, self.options.headers, self.options.legacy_headers),
-                     [[q.name for q in qs] for qs in quotas], any(c.needs_form for c in checks),
-                     not self.lookups and all(c.sync for c in checks))
+        fields = Fields(quotas, self.options.headers, self.options.legacy_headers)
+        return Route(checks, fields, [[q.name for q in qs] for qs in quotas], any(c.needs_form for c in checks),
+                     not self.lookups and all(c.sync for c in checks), self._plain(checks, fields))
+
+    def _plain(self, checks: Sequence[Check], fields: Fields) -> Optional[Check]:
+        check = checks[0] if len(checks) == 1 else None
+        if (check is not None and check.key is self.address_key and check.cost.__class__ is int and
+                check.methods is None and check.count_when is None and not self.lookups and self.skip is None and
+                fields.raw_allowed is not None):
+            return check
+        return None
 
     def fields_of(self, checks: Sequence[Checked]) -> List[Tuple[str, str]]:
         """The fields of every check made on one request (the app's, then its route's: ASGI, Django), as one set."""

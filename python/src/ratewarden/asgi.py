@@ -28,10 +28,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Host, Mount
 
-from ._client_key import client_key
 from ._errors import StoreError
-from ._http import (RATE_LIMIT_FIELDS, Checked, Gate, LimitSpec, Options, Refusal, Route, address_of,
-                    key_rejection)
+from ._http import (RATE_LIMIT_FIELDS, Checked, Gate, LimitSpec, Options, Refusal, Route, address_reader,
+                    key_rejection, wrapped_chain)
 from ._native import Decision
 from ._route_name import route_name
 from .keys import KeyPart
@@ -237,7 +236,7 @@ class RateLimiter:
     # --- the middleware's part -------------------------------------------------------------------------------------
 
     def _limits_of(self, endpoint: Any) -> List[LimitSpec]:
-        for f in _chain(endpoint):
+        for f in wrapped_chain(endpoint):
             specs = self._limits.get(f)
             if specs is not None:
                 return specs
@@ -328,7 +327,7 @@ class RateLimiter:
             return  # a router included twice: its routes count under the first include's path
         app_route._ratewarden_path = rid = route_name(path)  # for depends() too
         own = self._limits_of(target)
-        exempt = any(f in self._exempt for f in _chain(target))
+        exempt = any(f in self._exempt for f in wrapped_chain(target))
         specs = own or ([self.gate.default_spec] if self.gate.default_spec is not None and not exempt
                         and not has_dependency else [])
         route = self.gate.route(specs, name, rid, self.key, app_wide=not exempt)
@@ -342,17 +341,16 @@ class RateLimiter:
 
 def _scope_address(options: Options) -> Callable[[Scope], str]:
     """The client address of a request, read from its scope (the proxy count and the IPv6 subnet applied)."""
-    proxies, subnet = options.proxy_count, options.ipv6_subnet
+    return address_reader(options, _scope_peer, _scope_forwarded)
 
-    def address(scope: Scope) -> str:
-        client = scope.get("client")
-        peer = client[0] if client else ""
-        if proxies:
-            return address_of(peer, [v.decode("latin-1") for k, v in scope["headers"] if k == b"x-forwarded-for"],
-                              proxies, subnet)
-        return peer if ":" not in peer else client_key(peer, subnet)
 
-    return address
+def _scope_peer(scope: Scope) -> str:
+    client = scope.get("client")
+    return client[0] if client else ""
+
+
+def _scope_forwarded(scope: Scope) -> List[str]:
+    return [v.decode("latin-1") for k, v in scope["headers"] if k == b"x-forwarded-for"]
 
 
 class _RouteApp:
@@ -369,13 +367,8 @@ class _RouteApp:
         self.methods = methods  # the route's: another method is answered 405 by the route, unlimited
         # Checked without awaiting: a store that answers at once, no skip function, no form to read.
         self.quick = bool(route.checks) and route.sync and gate.skip is None and not route.needs_form
-        # The plain route: one limit by client address, of a fixed cost, on every method, without count_when, lists,
-        # skip or depends(), whose allowed fields have a short cut. Its requests take the short path.
-        check = route.checks[0] if len(route.checks) == 1 else None
-        self.plain = check if (check is not None and check.key is gate.address_key and check.cost.__class__ is int and
-                               check.methods is None and check.count_when is None and not gate.lookups and
-                               gate.skip is None and not has_dependency and
-                               route.fields.raw_allowed is not None) else None
+        # The plain route (Route.plain) without depends(): its requests take the short path.
+        self.plain = route.plain if not has_dependency else None
         self.address = limiter.scope_address
 
     def __call__(self, scope: Scope, receive: Any, send: Any) -> Awaitable[None]:
@@ -625,15 +618,6 @@ def _require_form_parser(key: Any) -> None:
 def _include_prefix(branch: Any) -> str:
     """The path an include of FastAPI's adds to the routes of the router it includes."""
     return getattr(getattr(branch, "include_context", None), "prefix", "") or ""
-
-
-def _chain(f: Any) -> List[Any]:
-    """``f`` and what it wraps (functools.wraps sets ``__wrapped__``)."""
-    out = []
-    while f is not None and len(out) < 100:
-        out.append(f)
-        f = getattr(f, "__wrapped__", None)
-    return out
 
 
 async def _key_error_response(request: Request, exc: Exception) -> Response:

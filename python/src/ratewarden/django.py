@@ -30,8 +30,7 @@ from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse
 from django.utils.module_loading import import_string
 
-from ._client_key import client_key
-from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Route, address_of, key_rejection
+from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Route, address_reader, key_rejection
 from ._route_name import route_name
 
 __all__ = ["RateLimitMiddleware", "exempt", "limit", "limiter", "shared_limit", "stats"]
@@ -47,16 +46,8 @@ class _Access:
 
     @staticmethod
     def address_key(options: Options) -> Callable[[HttpRequest], str]:
-        proxies, subnet = options.proxy_count, options.ipv6_subnet
-        if proxies:
-            return lambda req: address_of(req.META.get("REMOTE_ADDR"), [req.META.get("HTTP_X_FORWARDED_FOR", "")],
-                                          proxies, subnet)
-
-        def peer(req: HttpRequest) -> str:
-            address = req.META.get("REMOTE_ADDR") or ""
-            return address if ":" not in address else client_key(address, subnet)
-
-        return peer
+        return address_reader(options, lambda req: req.META.get("REMOTE_ADDR"),
+                              lambda req: [req.META.get("HTTP_X_FORWARDED_FOR", "")])
 
     @staticmethod
     def header(req: HttpRequest, name: str) -> Optional[str]:

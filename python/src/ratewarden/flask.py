@@ -21,8 +21,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from flask import Blueprint, Flask, Request, Response, current_app, g, request
 from werkzeug.exceptions import BadRequest, TooManyRequests
 
-from ._client_key import DEFAULT_IPV6_SUBNET, client_key
-from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Refusal, Route, address_of
+from ._client_key import DEFAULT_IPV6_SUBNET
+from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Refusal, Route, address_of, address_reader, wrapped_chain
 from ._native import Decision
 from ._route_name import route_name
 from .keys import KeyPart
@@ -57,15 +57,7 @@ class _Access:
 
     @staticmethod
     def address_key(options: Options) -> Callable[[Request], str]:
-        proxies, subnet = options.proxy_count, options.ipv6_subnet
-        if proxies:
-            return lambda req: address_of(req.remote_addr, req.headers.getlist("X-Forwarded-For"), proxies, subnet)
-
-        def peer(req: Request) -> str:
-            address = req.remote_addr or ""
-            return address if ":" not in address else client_key(address, subnet)
-
-        return peer
+        return address_reader(options, lambda req: req.remote_addr, lambda req: req.headers.getlist("X-Forwarded-For"))
 
     @staticmethod
     def header(req: Request, name: str) -> Optional[str]:
@@ -139,15 +131,6 @@ class _AppState:
         self.custom_errors = any(getattr(type(app), m) is not getattr(Flask, m) for m in _ERROR_HANDLING)
         # By endpoint; a class-based view's by (endpoint, method): its methods may have limits of their own.
         self.routes: Dict[Any, Route] = {}
-
-
-def _chain(f: Any) -> List[Any]:
-    """``f`` and what it wraps (functools.wraps sets ``__wrapped__``): a decorator above ``@limit`` hides nothing."""
-    out = []
-    while f is not None and len(out) < 100:
-        out.append(f)
-        f = getattr(f, "__wrapped__", None)
-    return out
 
 
 class RateLimiter:
@@ -269,7 +252,7 @@ class RateLimiter:
         a class-based view). They count under the rule's name (its path: see _route_name)."""
         gate = state.gate
         view = state.app.view_functions.get(endpoint)
-        chain = _chain(view)
+        chain = wrapped_chain(view)
         cls = getattr(view, "view_class", None)
         cache_key: Any = id(rule)
         rid = route_name(rule.rule)
@@ -286,7 +269,7 @@ class RateLimiter:
                 handler = getattr(cls, method.lower(), None)
                 if handler is None and method == "HEAD":
                     handler = getattr(cls, "get", None)
-                method_specs = self._specs(_chain(handler)) or []
+                method_specs = self._specs(wrapped_chain(handler)) or []
                 specs += class_specs + method_specs
                 route_ids += [rid] * len(class_specs) + [f"{rid}.{method.lower()}"] * len(method_specs)
             app_wide = not any(bp in self._exempt for bp in blueprints)
