@@ -119,7 +119,14 @@ Decision Limiter::peek(std::string_view key, int64_t cost) { return decide(key, 
 
 StoreCall Limiter::call_for(std::string_view key, int64_t cost, Mode mode, std::vector<std::string>* keys,
                             int64_t mode_arg) const {
-  StoreCall call{policies_.data(), nullptr, policies_.size(), key, cost, mode, key_head_, key_suffixes_.data()};
+  StoreCall call;
+  call.policies = policies_.data();
+  call.count = policies_.size();
+  call.tag = key;
+  call.cost = cost;
+  call.mode = mode;
+  call.key_head = key_head_;
+  call.key_suffixes = key_suffixes_.data();
   (mode == Mode::cancel ? call.ticket : call.max_wait_us) = mode_arg;
   if (keys != nullptr) {
     fill_keys(key, *keys);
@@ -208,8 +215,14 @@ std::vector<StoreCall> Limiter::many_calls(const std::vector<std::string_view>& 
   std::vector<StoreCall> calls(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     fill_keys(keys[i], storage[i]);
-    calls[i] = StoreCall{policies_.data(), storage[i].data(), storage[i].size(), keys[i], cost, Mode::hit,
-                         key_head_, key_suffixes_.data()};
+    StoreCall& call = calls[i];
+    call.policies = policies_.data();
+    call.keys = storage[i].data();
+    call.count = storage[i].size();
+    call.tag = keys[i];
+    call.cost = cost;
+    call.key_head = key_head_;
+    call.key_suffixes = key_suffixes_.data();
   }
   return calls;
 }

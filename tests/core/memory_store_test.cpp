@@ -157,7 +157,14 @@ TEST(MemoryStore, KeysInPartsAndWholeKeysAreTheSameEntries) {
   auto store = memory_store(clock);
   const Policy policy = make_policies(parse_rates("5/hour"), {})[0];
   auto call = [&](const std::string* whole, std::string_view head, std::string_view tag, const std::string* suffix) {
-    return store->decide(StoreCall{&policy, whole, 1, tag, 1, Mode::hit, head, suffix});
+    StoreCall call;
+    call.policies = &policy;
+    call.keys = whole;
+    call.count = 1;
+    call.tag = tag;
+    call.key_head = head;
+    call.key_suffixes = suffix;
+    return store->decide(call);
   };
   for (const char* tag : {"x", "user:42", "a-longer-user-key"}) {
     for (const std::string& suffix : {std::string("}"), std::string("}:s"), std::string("}:v3:fixed_window:5:3600000")}) {

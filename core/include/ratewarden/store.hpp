@@ -61,6 +61,20 @@ struct StoreTraits {
   bool key_parts = false;     // decide() takes StoreCall's key parts with keys null (decide_many and reset: keys)
   bool logs_resets = false;   // every reset is logged for other processes: read_resets_async (the hybrid modes)
   bool answers_now = false;   // a network store whose decide_now can answer some calls in-process (hybrid modes)
+
+  // A store on a server every process shares (Redis, Redis Cluster, PostgreSQL): calls wait on the network, and
+  // resets are logged for the hybrid modes.
+  static constexpr StoreTraits network() {
+    StoreTraits t;
+    t.blocks_on_io = t.shared = t.logs_resets = true;
+    return t;
+  }
+  // A store in this process that decides from a call's key parts (the memory store).
+  static constexpr StoreTraits in_process() {
+    StoreTraits t;
+    t.key_parts = true;
+    return t;
+  }
 };
 
 // What a read of the reset log returns: the user keys (StoreCall::tag) reset since the cursor, oldest first.
@@ -155,7 +169,7 @@ class InProcessStore : public Store {
   void reset(const std::string* keys, size_t count, std::string_view tag) override = 0;
   void check_async(DoneCallback done) override { done(nullptr); }
   void close() override {}
-  StoreTraits traits() const override { return StoreTraits{false, false, true, true}; }
+  StoreTraits traits() const override { return StoreTraits::in_process(); }
 };
 
 // Throws InvalidArgument unless `prefix` is 1 to 256 bytes without '{' or '}'.

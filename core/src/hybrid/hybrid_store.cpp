@@ -201,7 +201,12 @@ void State::top_up() {
   std::vector<StoreCall> calls(batch->size());
   for (size_t i = 0; i < batch->size(); ++i) {
     const TopUp& u = (*batch)[i];
-    calls[i] = StoreCall{u.policies.data(), u.keys.data(), u.keys.size(), u.tag, u.cost, Mode::hit, {}, nullptr};
+    StoreCall& call = calls[i];
+    call.policies = u.policies.data();
+    call.keys = u.keys.data();
+    call.count = u.keys.size();
+    call.tag = u.tag;
+    call.cost = u.cost;
   }
   const uint64_t seq = invalidations.load();
   std::weak_ptr<State> weak = shared_from_this();

@@ -25,7 +25,7 @@ class PostgresStore final : public Store {
   void read_resets_async(int64_t cursor, ResetLogCallback done) override;
   void check_async(DoneCallback done) override;
   void close() override;
-  StoreTraits traits() const override { return StoreTraits{true, true, true, false, true}; }
+  StoreTraits traits() const override { return StoreTraits::network(); }
   std::string describe() const override { return shared_->name; }
 
  private:
