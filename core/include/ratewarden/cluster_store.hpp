@@ -24,24 +24,9 @@ struct ClusterStoreOptions : RedisClientOptions {
   std::vector<std::string> unix_paths;
 };
 
-class ClusterStore final : public Store {
+class ClusterStore final : public RedisCallsStore {
  public:
   explicit ClusterStore(ClusterStoreOptions options);
-  ~ClusterStore() override;
-
-  void decide_async(const StoreCall& call, DecisionCallback done) override;
-  void decide_many_async(const StoreCall* calls, size_t n, DecisionsCallback done) override;
-  void reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) override;
-  void read_resets_async(int64_t cursor, ResetLogCallback done) override;
-  void check_async(DoneCallback done) override;
-  void close() override;
-  StoreTraits traits() const override { return StoreTraits{true, true, true, false, true}; }
-  std::string describe() const override;
-
- private:
-  ClusterStoreOptions options_;
-  std::string name_;
-  std::unique_ptr<RedisCalls> calls_;
 };
 
 }  // namespace ratewarden

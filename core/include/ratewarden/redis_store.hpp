@@ -50,10 +50,11 @@ struct RedisStoreOptions : RedisClientOptions {
 
 class RedisCalls;
 
-class RedisStore final : public Store {
+// What the single-node and the cluster store are alike: their calls go to the Redis client of this process
+// (RedisCalls, on the I/O thread); each sets it up from its options.
+class RedisCallsStore : public Store {
  public:
-  explicit RedisStore(RedisStoreOptions options);
-  ~RedisStore() override;
+  ~RedisCallsStore() override;
 
   void decide_async(const StoreCall& call, DecisionCallback done) override;
   void decide_many_async(const StoreCall* calls, size_t n, DecisionsCallback done) override;
@@ -61,13 +62,20 @@ class RedisStore final : public Store {
   void read_resets_async(int64_t cursor, ResetLogCallback done) override;
   void check_async(DoneCallback done) override;
   void close() override;
-  StoreTraits traits() const override { return StoreTraits{true, true, true, false, true}; }
-  std::string describe() const override;
+  StoreTraits traits() const override { return StoreTraits::network(); }
+  std::string describe() const override { return name_; }
+
+ protected:
+  RedisCallsStore(std::string name, std::unique_ptr<RedisCalls> calls);
 
  private:
-  RedisStoreOptions options_;
   std::string name_;
   std::unique_ptr<RedisCalls> calls_;
+};
+
+class RedisStore final : public RedisCallsStore {
+ public:
+  explicit RedisStore(RedisStoreOptions options);
 };
 
 }  // namespace ratewarden

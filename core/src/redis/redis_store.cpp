@@ -31,49 +31,56 @@ class SingleNodeClient final : public RedisClient {
   bool closed_ = false;
 };
 
-}  // namespace
-
-RedisStore::RedisStore(RedisStoreOptions options) : options_(std::move(options)) {
-  validate_client_options(options_);
-  if (options_.unix_path.empty() && (options_.port < 1 || options_.port > 65535))
-    throw InvalidArgument("port must be between 1 and 65535");
-  name_ = describe();
-  RedisEndpoint endpoint = make_endpoint(options_, make_tls(options_), options_.host, options_.port, name_);
-  endpoint.unix_path = options_.unix_path;
-  endpoint.db = options_.db;
-  const int pool = options_.pool;
-  const CircuitOptions circuit = circuit_of(options_);
-  calls_ = std::make_unique<RedisCalls>(
-      [endpoint, pool, circuit](IoLoop& loop) { return std::make_unique<SingleNodeClient>(loop, endpoint, pool, circuit); },
-      name_, options_.timeout_us, options_.clock, false);
+// The store's name: its URL, the password masked.
+std::string url_of(const RedisStoreOptions& o) {
+  if (!o.unix_path.empty())
+    return "redis+unix://" + describe_auth(o) + o.unix_path + describe_query(o) +
+           (o.db != 0 ? "&db=" + std::to_string(o.db) : "");
+  return std::string(o.tls.enabled ? "rediss://" : "redis://") + describe_auth(o) + describe_host(o.host, o.port) +
+         "/" + std::to_string(o.db) + describe_query(o);
 }
 
-RedisStore::~RedisStore() = default;
+std::unique_ptr<RedisCalls> single_node_calls(const RedisStoreOptions& o, const std::string& name) {
+  validate_client_options(o);
+  if (o.unix_path.empty() && (o.port < 1 || o.port > 65535)) throw InvalidArgument("port must be between 1 and 65535");
+  RedisEndpoint endpoint = make_endpoint(o, make_tls(o), o.host, o.port, name);
+  endpoint.unix_path = o.unix_path;
+  endpoint.db = o.db;
+  const int pool = o.pool;
+  const CircuitOptions circuit = circuit_of(o);
+  return std::make_unique<RedisCalls>(
+      [endpoint, pool, circuit](IoLoop& loop) { return std::make_unique<SingleNodeClient>(loop, endpoint, pool, circuit); },
+      name, o.timeout_us, o.clock, false);
+}
 
-void RedisStore::decide_async(const StoreCall& call, DecisionCallback done) { calls_->decide(call, std::move(done)); }
+}  // namespace
 
-void RedisStore::decide_many_async(const StoreCall* calls, size_t n, DecisionsCallback done) {
+RedisCallsStore::RedisCallsStore(std::string name, std::unique_ptr<RedisCalls> calls)
+    : name_(std::move(name)), calls_(std::move(calls)) {}
+
+RedisCallsStore::~RedisCallsStore() = default;
+
+void RedisCallsStore::decide_async(const StoreCall& call, DecisionCallback done) {
+  calls_->decide(call, std::move(done));
+}
+
+void RedisCallsStore::decide_many_async(const StoreCall* calls, size_t n, DecisionsCallback done) {
   calls_->decide_many(calls, n, std::move(done));
 }
 
-void RedisStore::reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) {
+void RedisCallsStore::reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) {
   calls_->reset(keys, count, tag, key_prefix(), std::move(done));
 }
 
-void RedisStore::read_resets_async(int64_t cursor, ResetLogCallback done) {
+void RedisCallsStore::read_resets_async(int64_t cursor, ResetLogCallback done) {
   calls_->read_resets(key_prefix(), cursor, std::move(done));
 }
 
-void RedisStore::check_async(DoneCallback done) { calls_->check(std::move(done)); }
+void RedisCallsStore::check_async(DoneCallback done) { calls_->check(std::move(done)); }
 
-void RedisStore::close() { calls_->close(); }
+void RedisCallsStore::close() { calls_->close(); }
 
-std::string RedisStore::describe() const {
-  if (!options_.unix_path.empty())
-    return "redis+unix://" + describe_auth(options_) + options_.unix_path + describe_query(options_) +
-           (options_.db != 0 ? "&db=" + std::to_string(options_.db) : "");
-  return std::string(options_.tls.enabled ? "rediss://" : "redis://") + describe_auth(options_) +
-         describe_host(options_.host, options_.port) + "/" + std::to_string(options_.db) + describe_query(options_);
-}
+RedisStore::RedisStore(RedisStoreOptions options)
+    : RedisCallsStore(url_of(options), single_node_calls(options, url_of(options))) {}
 
 }  // namespace ratewarden
