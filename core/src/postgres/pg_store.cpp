@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <vector>
 
-#include "io/fork_guard.hpp"
 #include "ratewarden/algorithms.hpp"
 #include "schema.hpp"
 
@@ -90,100 +89,38 @@ bool parse_reset_log(const PgRequest& r, ResetLogRead& out) {
   return true;
 }
 
-// What a forked child inherited and must never touch: kept reachable (for leak checkers), never used.
-void abandon(void* inherited) {
-  static ForkSafeMutex* mu = new ForkSafeMutex;
-  static auto* kept = new std::vector<void*>;
-  std::lock_guard<ForkSafeMutex> lock(*mu);
-  kept->push_back(inherited);
+// How a request of a closed store fails: at once, back to its owner.
+void reject_request(PgRequest* request, const std::string& message) {
+  request->fail(ErrorCode::store_unavailable, message);
+  finish_request(request);
 }
 
-}  // namespace
-
-PostgresStore::PostgresStore(PgOptions options) : shared_(std::make_shared<PgShared>()) {
-  const PgOptions& o = options;
+// The store's name: its URL, the password masked, with the options in effect.
+std::string url_of(const PgOptions& o) {
   std::string name = "postgres://";
   if (!o.user.empty()) name += o.user + (o.has_password ? ":***@" : "@");
   else if (o.has_password) name += ":***@";
   name += (o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host) + ":" + std::to_string(o.port) + "/" +
           o.dbname + "?schema=" + o.schema + "&table=" + o.table + "&timeout=" + std::to_string(o.timeout_us / 1000) +
           "ms&connect_timeout=" + std::to_string(o.connect_timeout_us / 1000) + "ms&pool=" + std::to_string(o.pool);
-  shared_->name = name;
-  shared_->setup_sql = schema_sql(o);
-  shared_->statements = pg_statements(o);
+  return name;
+}
+
+}  // namespace
+
+PostgresStore::PostgresStore(PgOptions options)
+    : shared_(std::make_shared<PgShared>()),
+      holder_([shared = shared_](IoLoop& loop) { return std::make_unique<PgClient>(loop, shared); }, reject_request,
+              url_of(options)) {
+  shared_->name = url_of(options);
+  shared_->setup_sql = schema_sql(options);
+  shared_->statements = pg_statements(options);
   shared_->options = std::move(options);
 }
 
-PostgresStore::~PostgresStore() {
-  Generation* g = current_.load(std::memory_order_acquire);
-  if (g == nullptr) return;
-  if (g->fork_generation != fork_generation()) {  // the parent's: nothing of it is ours to close
-    abandon(g);
-    abandon(g->client);
-    return;
-  }
-  PgClient* client = g->client;
-  IoLoop* loop = g->loop;
-  loop->post([client, loop] {
-    client->close();
-    loop->defer([client] { delete client; });
-  });
-  delete g;
-}
+PostgresStore::~PostgresStore() = default;
 
-PostgresStore::Generation* PostgresStore::current() {
-  Generation* g = current_.load(std::memory_order_acquire);
-  const uint64_t gen = fork_generation();
-  if (g != nullptr && g->fork_generation == gen) return g;
-  IoLoop& loop = IoLoop::current();
-  auto* fresh = new Generation{gen, &loop, new PgClient(loop, shared_)};
-  Generation* seen = g;
-  if (current_.compare_exchange_strong(seen, fresh, std::memory_order_acq_rel)) {
-    if (g != nullptr) {
-      abandon(g);
-      abandon(g->client);
-    }
-    return fresh;
-  }
-  delete fresh->client;  // another thread made this process's client first; this one never ran
-  delete fresh;
-  return seen;
-}
-
-void PostgresStore::submit(PgRequest* request) {
-  if (closed_.load(std::memory_order_acquire)) {
-    request->fail(ErrorCode::store_unavailable, shared_->name + ": the store was closed");
-    return finish_request(request);
-  }
-  Generation* g = current();
-  if (IoLoop::on_loop_thread()) return g->client->route(request);
-  PgClient* client = g->client;
-  g->loop->post([client, request] { client->route(request); });
-}
-
-void PostgresStore::submit(std::vector<PgRequest*> batch) {
-  if (closed_.load(std::memory_order_acquire)) {
-    for (PgRequest* r : batch) submit(r);  // each fails at once
-    return;
-  }
-  Generation* g = current();
-  PgClient* client = g->client;
-  if (IoLoop::on_loop_thread()) {
-    for (PgRequest* r : batch) client->route(r);
-    return;
-  }
-  g->loop->post([client, batch = std::move(batch)] {
-    for (PgRequest* r : batch) client->route(r);
-  });
-}
-
-void PostgresStore::close() {
-  closed_.store(true, std::memory_order_release);
-  Generation* g = current_.load(std::memory_order_acquire);
-  if (g == nullptr || g->fork_generation != fork_generation()) return;
-  PgClient* client = g->client;
-  g->loop->post([client] { client->close(); });
-}
+void PostgresStore::close() { holder_.close(); }
 
 PgRequest* PostgresStore::decision_request(const StoreCall& call, const std::string& now) const {
   auto* r = new PgRequest;
@@ -237,7 +174,7 @@ void PostgresStore::decide_async(const StoreCall& call, DecisionCallback done) {
     }
     done(&d, nullptr);
   };
-  submit(r);
+  holder_.submit(r);
 }
 
 void PostgresStore::decide_many_async(const StoreCall* calls, size_t n, DecisionsCallback done) {
@@ -271,7 +208,7 @@ void PostgresStore::decide_many_async(const StoreCall* calls, size_t n, Decision
     };
     requests.push_back(r);
   }
-  submit(std::move(requests));
+  holder_.submit(std::move(requests));
 }
 
 void PostgresStore::reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) {
@@ -285,7 +222,7 @@ void PostgresStore::reset_async(const std::string* keys, size_t count, std::stri
     const StoreError e(req.error, req.error_message);
     done(&e);
   };
-  submit(r);
+  holder_.submit(r);
 }
 
 void PostgresStore::read_resets_async(int64_t cursor, ResetLogCallback done) {
@@ -301,7 +238,7 @@ void PostgresStore::read_resets_async(int64_t cursor, ResetLogCallback done) {
     const StoreError e(req.error, req.error_message);
     done(nullptr, &e);
   };
-  submit(r);
+  holder_.submit(r);
 }
 
 void PostgresStore::check_async(DoneCallback done) {
@@ -313,7 +250,7 @@ void PostgresStore::check_async(DoneCallback done) {
     const StoreError e(req.error, req.error_message);
     done(&e);
   };
-  submit(r);
+  holder_.submit(r);
 }
 
 }  // namespace ratewarden

@@ -3,11 +3,11 @@
 // a small pool of non-blocking connections that the library's I/O thread drives (docs/deployment.md, "PostgreSQL").
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 
 #include "io/io_loop.hpp"
+#include "net/client_holder.hpp"
 #include "pg_client.hpp"
 #include "pg_options.hpp"
 #include "ratewarden/store.hpp"
@@ -29,20 +29,11 @@ class PostgresStore final : public Store {
   std::string describe() const override { return shared_->name; }
 
  private:
-  // This process's client: made on first use, and again in a forked child (which never touches the parent's).
-  struct Generation {
-    uint64_t fork_generation;
-    IoLoop* loop;
-    PgClient* client;
-  };
-  Generation* current();
-  void submit(PgRequest* request);
-  void submit(std::vector<PgRequest*> batch);  // routed together, in order
   PgRequest* decision_request(const StoreCall& call, const std::string& now) const;
 
   std::shared_ptr<PgShared> shared_;
-  std::atomic<Generation*> current_{nullptr};
-  std::atomic<bool> closed_{false};
+  // This process's client (a batch's requests are routed together, in order).
+  ClientHolder<PgClient, PgRequest> holder_;
 };
 
 }  // namespace ratewarden

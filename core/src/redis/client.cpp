@@ -1,19 +1,10 @@
 #include "client.hpp"
 
 #include "commands.hpp"
-#include "io/fork_guard.hpp"
 #include "ratewarden/clock.hpp"
 
 namespace ratewarden {
 namespace {
-
-// What a forked child inherited and must never touch: kept reachable (for leak checkers), never used.
-void abandon(void* inherited) {
-  static ForkSafeMutex* mu = new ForkSafeMutex;
-  static auto* kept = new std::vector<void*>;
-  std::lock_guard<ForkSafeMutex> lock(*mu);
-  kept->push_back(inherited);
-}
 
 // A callback on the I/O thread must not take the loop down with it.
 template <typename F>
@@ -26,85 +17,9 @@ void guarded(F&& f) {
 
 }  // namespace
 
-// No call can race with the destructor (the store is going): the client goes after every task already posted
-// for it, at the end of a turn of the loop.
-ClientHolder::~ClientHolder() {
-  Generation* g = current_.load(std::memory_order_acquire);
-  if (g == nullptr) return;
-  if (g->fork_generation != fork_generation()) {  // the parent's: nothing of it is ours to close
-    abandon(g);
-    abandon(g->client);
-    return;
-  }
-  RedisClient* client = g->client;
-  IoLoop* loop = g->loop;
-  loop->post([client, loop] {
-    client->close();
-    loop->defer([client] { delete client; });
-  });
-  delete g;
-}
-
-// Calls may race with close(): the client stays (until the destructor) and fails what still reaches it.
-void ClientHolder::close() {
-  closed_.store(true, std::memory_order_release);
-  Generation* g = current_.load(std::memory_order_acquire);
-  if (g == nullptr || g->fork_generation != fork_generation()) return;
-  RedisClient* client = g->client;
-  g->loop->post([client] { client->close(); });
-}
-
-ClientHolder::Generation* ClientHolder::current() {
-  Generation* g = current_.load(std::memory_order_acquire);
-  const uint64_t gen = fork_generation();
-  if (g != nullptr && g->fork_generation == gen) return g;
-  IoLoop& loop = IoLoop::current();
-  auto* fresh = new Generation{gen, &loop, factory_(loop).release()};
-  Generation* seen = g;
-  if (current_.compare_exchange_strong(seen, fresh, std::memory_order_acq_rel)) {
-    if (g != nullptr) {
-      abandon(g);
-      abandon(g->client);
-    }
-    return fresh;
-  }
-  delete fresh->client;  // another thread made this process's client first; this one never ran
-  delete fresh;
-  return seen;  // not null: current_ only ever moves to a newer generation
-}
-
-// The requests of a closed store fail at once; on the I/O thread (a call made from a completion) they are routed
-// now and leave with this turn's output. Returns the client to post them to otherwise, or null.
-RedisClient* ClientHolder::dispatch_now(RedisRequest* const* requests, size_t n, IoLoop*& loop) {
-  if (closed_.load(std::memory_order_acquire)) {
-    for (size_t i = 0; i < n; ++i) {
-      requests[i]->fail(ErrorCode::store_unavailable, closed_message_);
-      requests[i]->owner->on_done(*requests[i]);
-    }
-    return nullptr;
-  }
-  Generation* g = current();
-  if (IoLoop::on_loop_thread()) {
-    for (size_t i = 0; i < n; ++i) g->client->route(requests[i]);
-    return nullptr;
-  }
-  loop = g->loop;
-  return g->client;
-}
-
-void ClientHolder::submit(std::vector<RedisRequest*> requests) {
-  IoLoop* loop = nullptr;
-  RedisClient* client = dispatch_now(requests.data(), requests.size(), loop);
-  if (client == nullptr) return;
-  loop->post([client, requests = std::move(requests)] {
-    for (RedisRequest* r : requests) client->route(r);
-  });
-}
-
-void ClientHolder::submit(RedisRequest* request) {
-  IoLoop* loop = nullptr;
-  RedisClient* client = dispatch_now(&request, 1, loop);
-  if (client != nullptr) loop->post([client, request] { client->route(request); });
+void reject_request(RedisRequest* request, const std::string& message) {
+  request->fail(ErrorCode::store_unavailable, message);
+  request->owner->on_done(*request);
 }
 
 Exchange* Exchange::for_decision(DecisionCallback done) {

@@ -1,5 +1,6 @@
-// What the Redis stores share: the I/O-thread side of a store (one per process: a forked child makes its own), and
-// the exchanges that turn a store call into requests and their replies into the caller's answer (internal).
+// What the Redis stores share: the I/O-thread side of a store (one per process: a forked child makes its own,
+// net/client_holder.hpp), and the exchanges that turn a store call into requests and their replies into the
+// caller's answer (internal).
 #pragma once
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "io/io_loop.hpp"
+#include "net/client_holder.hpp"
 #include "ratewarden/store.hpp"
 #include "request.hpp"
 
@@ -25,36 +27,10 @@ class RedisClient {
   virtual void close() = 0;
 };
 
-// The client of the calling process: made on first use, and again in a forked child, which never touches what
-// the parent's client holds (its sockets were closed by the fork handler, its memory is left as it is).
-class ClientHolder {
- public:
-  using Factory = std::function<std::unique_ptr<RedisClient>(IoLoop& loop)>;
-  ClientHolder(Factory factory, std::string name)
-      : factory_(std::move(factory)), closed_message_(std::move(name) + ": the store was closed") {}
-  ~ClientHolder();  // closes this process's client on its loop
-
-  // Sends the requests (their owner and deadline set) to the client, on the loop thread; after close(), fails
-  // them at once.
-  void submit(std::vector<RedisRequest*> requests);
-  void submit(RedisRequest* request);
-  // Closes this process's client: its calls in flight fail, and so do later ones.
-  void close();
-
- private:
-  struct Generation {
-    uint64_t fork_generation;
-    IoLoop* loop;
-    RedisClient* client;
-  };
-  Generation* current();
-  RedisClient* dispatch_now(RedisRequest* const* requests, size_t n, IoLoop*& loop);
-
-  Factory factory_;
-  std::atomic<Generation*> current_{nullptr};
-  std::atomic<bool> closed_{false};
-  std::string closed_message_;  // set before closed_
-};
+// The client of the calling process; requests are submitted with their owner and deadline set.
+using RedisClientHolder = ClientHolder<RedisClient, RedisRequest>;
+// How a request of a closed store fails: at once, back to its owner.
+void reject_request(RedisRequest* request, const std::string& message);
 
 // Turns one store call into requests and their replies into the caller's answer; deletes itself when done.
 class Exchange final : public RequestOwner {

@@ -9,7 +9,7 @@
 
 namespace ratewarden {
 
-void RedisCalls::submit(ClientHolder& holder, std::unique_ptr<Exchange> exchange, int64_t timeout_us,
+void RedisCalls::submit(RedisClientHolder& holder, std::unique_ptr<Exchange> exchange, int64_t timeout_us,
                         const std::string& name) {
   std::vector<RedisRequest*> requests = exchange->prepare(timeout_us, name);
   exchange.release();  // it deletes itself once every request is done

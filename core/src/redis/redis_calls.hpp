@@ -15,8 +15,11 @@ namespace ratewarden {
 class RedisCalls {
  public:
   // `by_slot`: a cluster, where each request carries the slot of its keys.
-  RedisCalls(ClientHolder::Factory factory, std::string name, int64_t timeout_us, Clock clock, bool by_slot)
-      : holder_(std::make_shared<ClientHolder>(std::move(factory), name)), name_(std::move(name)), timeout_us_(timeout_us), clock_(std::move(clock)),
+  RedisCalls(RedisClientHolder::Factory factory, std::string name, int64_t timeout_us, Clock clock, bool by_slot)
+      : holder_(std::make_shared<RedisClientHolder>(std::move(factory), reject_request, name)),
+        name_(std::move(name)),
+        timeout_us_(timeout_us),
+        clock_(std::move(clock)),
         by_slot_(by_slot) {}
 
   void decide(const StoreCall& call, DecisionCallback done);
@@ -31,11 +34,11 @@ class RedisCalls {
 
  private:
   // Shared with the callbacks that send a second request once the first is answered (reset).
-  static void submit(ClientHolder& holder, std::unique_ptr<Exchange> exchange, int64_t timeout_us,
+  static void submit(RedisClientHolder& holder, std::unique_ptr<Exchange> exchange, int64_t timeout_us,
                      const std::string& name);
   void submit(std::unique_ptr<Exchange> exchange) { submit(*holder_, std::move(exchange), timeout_us_, name_); }
 
-  std::shared_ptr<ClientHolder> holder_;
+  std::shared_ptr<RedisClientHolder> holder_;
   const std::string name_;
   const int64_t timeout_us_;
   const Clock clock_;

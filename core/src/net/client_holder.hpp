@@ -1,0 +1,128 @@
+// The client of a network store in the calling process (internal): what every network store (Redis, Redis Cluster,
+// PostgreSQL) needs between its callers and its connections, which live on the library's I/O thread.
+//
+// The client is made on first use, and again in a forked child, which never touches what the parent's holds: the
+// fork handler closed its sockets, and its memory is kept reachable, never used (abandon). A store writes only its
+// client (Client: route(Request*) and close(), on the I/O thread) and how a request fails at once (Reject).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/fork_guard.hpp"
+#include "io/io_loop.hpp"
+
+namespace ratewarden {
+
+// Keeps what a forked child inherited and must never touch reachable (for leak checkers), never used.
+void abandon(void* inherited);
+
+template <typename Client, typename Request>
+class ClientHolder {
+ public:
+  using Factory = std::function<std::unique_ptr<Client>(IoLoop& loop)>;
+  // Fails a request at once with `message`, and hands it back to its owner.
+  using Reject = void (*)(Request* request, const std::string& message);
+
+  ClientHolder(Factory factory, Reject reject, const std::string& name)
+      : factory_(std::move(factory)), reject_(reject), closed_message_(name + ": the store was closed") {}
+
+  // No call can race with the destructor (the store is going): the client goes after every task already posted
+  // for it, at the end of a turn of the loop.
+  ~ClientHolder() {
+    Generation* g = current_.load(std::memory_order_acquire);
+    if (g == nullptr) return;
+    if (g->fork_generation != fork_generation()) {  // the parent's: nothing of it is ours to close
+      abandon(g);
+      abandon(g->client);
+      return;
+    }
+    Client* client = g->client;
+    IoLoop* loop = g->loop;
+    loop->post([client, loop] {
+      client->close();
+      loop->defer([client] { delete client; });
+    });
+    delete g;
+  }
+
+  ClientHolder(const ClientHolder&) = delete;
+  ClientHolder& operator=(const ClientHolder&) = delete;
+
+  // Sends the requests to the client, in order, on the loop thread; after close(), fails them at once. On the loop
+  // thread (a call made from a completion) they are routed now and leave with this turn's output.
+  void submit(Request* request) { submit(&request, 1, nullptr); }
+  void submit(std::vector<Request*> requests) { submit(requests.data(), requests.size(), &requests); }
+
+  // Closes this process's client: its calls in flight fail, and so do later ones. Calls may race with close(): the
+  // client stays (until the destructor) and fails what still reaches it.
+  void close() {
+    closed_.store(true, std::memory_order_release);
+    Generation* g = current_.load(std::memory_order_acquire);
+    if (g == nullptr || g->fork_generation != fork_generation()) return;
+    Client* client = g->client;
+    g->loop->post([client] { client->close(); });
+  }
+
+ private:
+  struct Generation {
+    uint64_t fork_generation;
+    IoLoop* loop;
+    Client* client;
+  };
+
+  // `owned`: the vector of `requests`, moved into the posted task (no copy); null for a single request.
+  void submit(Request* const* requests, size_t n, std::vector<Request*>* owned) {
+    if (closed_.load(std::memory_order_acquire)) {
+      for (size_t i = 0; i < n; ++i) reject_(requests[i], closed_message_);
+      return;
+    }
+    Generation* g = current();
+    Client* client = g->client;
+    if (IoLoop::on_loop_thread()) {
+      for (size_t i = 0; i < n; ++i) client->route(requests[i]);
+      return;
+    }
+    if (owned == nullptr) {
+      Request* request = requests[0];
+      g->loop->post([client, request] { client->route(request); });
+      return;
+    }
+    g->loop->post([client, batch = std::move(*owned)] {
+      for (Request* r : batch) client->route(r);
+    });
+  }
+
+  // This process's client, made now if need be.
+  Generation* current() {
+    Generation* g = current_.load(std::memory_order_acquire);
+    const uint64_t gen = fork_generation();
+    if (g != nullptr && g->fork_generation == gen) return g;
+    IoLoop& loop = IoLoop::current();
+    auto* fresh = new Generation{gen, &loop, factory_(loop).release()};
+    Generation* seen = g;
+    if (current_.compare_exchange_strong(seen, fresh, std::memory_order_acq_rel)) {
+      if (g != nullptr) {
+        abandon(g);
+        abandon(g->client);
+      }
+      return fresh;
+    }
+    delete fresh->client;  // another thread made this process's client first; this one never ran
+    delete fresh;
+    return seen;  // not null: current_ only ever moves to a newer generation
+  }
+
+  Factory factory_;
+  Reject reject_;
+  std::atomic<Generation*> current_{nullptr};
+  std::atomic<bool> closed_{false};
+  std::string closed_message_;  // set before closed_
+};
+
+}  // namespace ratewarden
