@@ -7,7 +7,10 @@
 
 namespace ratewarden {
 
-PgClient::PgClient(IoLoop& loop, std::shared_ptr<PgShared> shared) : loop_(loop), shared_(std::move(shared)) {
+PgClient::PgClient(IoLoop& loop, std::shared_ptr<PgShared> shared)
+    : loop_(loop),
+      shared_(std::move(shared)),
+      circuit_(CircuitOptions{shared_->options.circuit_failures, shared_->options.circuit_backoff_us}) {
   for (int i = 0; i < shared_->options.pool; ++i)
     connections_.push_back(std::make_unique<PgConnection>(loop_, *shared_, *this));
 }
@@ -31,11 +34,9 @@ void PgClient::route(PgRequest* request) {
     request->fail(ErrorCode::store_timeout, shared_->name + ": no reply within the timeout");
     return finish_request(request);
   }
-  if (open_until_us_ > loop_.now_us()) {
-    request->fail(ErrorCode::store_unavailable,
-                  shared_->name + ": not tried: " + std::to_string(failures_) + " connection failures in a row (last: " +
-                      last_failure_ + "); the next try is in " +
-                      std::to_string((open_until_us_ - loop_.now_us() + 999) / 1000) + " ms");
+  bool probe = false;
+  if (!circuit_.lets_through(loop_.now_us(), probe)) {
+    request->fail(ErrorCode::store_unavailable, shared_->name + ": " + circuit_.refusal(loop_.now_us()));
     return finish_request(request);
   }
   // The calls of one batch (routed one after the other) on one connection, so that calls on one key are answered
@@ -63,10 +64,7 @@ void PgClient::route(PgRequest* request) {
 }
 
 void PgClient::on_server_failure(const std::string& message) {
-  last_failure_ = message;
-  const PgOptions& o = shared_->options;
-  if (o.circuit_failures > 0 && ++failures_ >= o.circuit_failures && !closed_)
-    open_until_us_ = monotonic_now_us() + o.circuit_backoff_us;
+  if (!closed_) circuit_.failed(loop_.now_us(), circuit_.probing(), message);
 }
 
 void PgClient::close() {

@@ -1,16 +1,16 @@
 // The I/O-thread side of a PostgreSQL store: its pool of connections, the timeouts, the circuit breaker and the
 // background sweep (internal). Made on any thread, used and destroyed on the I/O thread.
 //
-// The circuit, as the Redis node's (docs/deployment.md): after `circuit_failures` connection failures in a row
+// The circuit is the Redis node's (net/circuit.hpp): here the connections that fail for want of the server count
 // (refused, cut, silent past a timeout, no connection within connect_timeout: not an SQL error or a cancelled
-// statement), calls fail at once for `circuit_backoff`; then calls go through again, and the next failure opens it
-// for another back-off while an answer closes it.
+// statement), and the probe after the back-off ends with the server's next answer or connection failure.
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "io/io_loop.hpp"
+#include "net/circuit.hpp"
 #include "pg_connection.hpp"
 
 namespace ratewarden {
@@ -27,7 +27,7 @@ class PgClient final : public Deadlines, public PgHealth {
 
   int64_t next_deadline_us() const override;
   void expire(int64_t now_us) override;
-  void on_server_answer() override { failures_ = 0; }
+  void on_server_answer() override { circuit_.answered(); }
   void on_server_failure(const std::string& message) override;
 
  private:
@@ -44,9 +44,7 @@ class PgClient final : public Deadlines, public PgHealth {
   bool closed_ = false;
   bool sweep_scheduled_ = false;
   int64_t sweep_block_ = 0;
-  int failures_ = 0;           // connection failures in a row
-  int64_t open_until_us_ = 0;  // the circuit fails calls at once until then
-  std::string last_failure_;
+  Circuit circuit_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for timers that outlive this
 };
 

@@ -35,35 +35,29 @@ void RedisNode::send(RedisRequest* request) {
 }
 
 bool RedisNode::circuit_lets_through(RedisRequest* request) {
-  if (open_until_us_ == 0) return true;
   const int64_t now = loop_.now_us();
-  if (now >= open_until_us_ && !probe_in_flight_) {
-    probe_in_flight_ = true;
-    request->probe = true;
-    return true;
-  }
-  const int64_t wait_ms = now >= open_until_us_ ? 0 : (open_until_us_ - now + 999) / 1000;
-  request->fail(ErrorCode::store_unavailable,
-                endpoint_.name + ": not tried: " + std::to_string(failures_) + " calls in a row failed (last: " +
-                    last_failure_ + "); the next try is in " + std::to_string(wait_ms) + " ms");
+  if (circuit_.lets_through(now, request->probe)) return true;
+  request->fail(ErrorCode::store_unavailable, endpoint_.name + ": " + circuit_.refusal(now));
   request->owner->on_done(*request);
   return false;
 }
 
 void RedisNode::on_reply(RedisRequest* request) {
-  failures_ = 0;
-  open_until_us_ = 0;
-  if (request->probe) probe_in_flight_ = false;
+  circuit_.answered();
   request->probe = false;
   request->owner->on_done(*request);
 }
 
+// What a failure's message says after the node's name.
+std::string RedisNode::without_name(const std::string& message) const {
+  return message.rfind(endpoint_.name + ": ", 0) == 0 ? message.substr(endpoint_.name.size() + 2) : message;
+}
+
 void RedisNode::on_failure(RedisRequest* request, bool server_failed, bool after_use) {
-  if (request->probe) {
-    probe_in_flight_ = false;
-    request->probe = false;
-    if (server_failed && circuit_.failures > 0) open_until_us_ = loop_.now_us() + circuit_.backoff_us;
-  }
+  const bool probe = request->probe;
+  request->probe = false;
+  if (probe && server_failed) circuit_.failed(loop_.now_us(), true, without_name(request->error_message));
+  else if (probe) circuit_.probe_ended();
   // A pooled connection that sat idle may have died with its server (a restart, a failover): the requests it could
   // not answer get one more chance on a fresh connection. At worst a request the old server ran before closing runs
   // twice: it charges twice, it never admits more.
@@ -73,12 +67,7 @@ void RedisNode::on_failure(RedisRequest* request, bool server_failed, bool after
     send(request);
     return;
   }
-  if (server_failed) {
-    const std::string& m = request->error_message;
-    last_failure_ = m.rfind(endpoint_.name + ": ", 0) == 0 ? m.substr(endpoint_.name.size() + 2) : m;
-  }
-  if (server_failed && circuit_.failures > 0 && ++failures_ >= circuit_.failures && open_until_us_ == 0)
-    open_until_us_ = loop_.now_us() + circuit_.backoff_us;
+  if (server_failed && !probe) circuit_.failed(loop_.now_us(), false, without_name(request->error_message));
   request->owner->on_done(*request);
 }
 

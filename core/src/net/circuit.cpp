@@ -1,0 +1,37 @@
+#include "net/circuit.hpp"
+
+namespace ratewarden {
+
+bool Circuit::lets_through(int64_t now_us, bool& probe) {
+  probe = false;
+  if (open_until_us_ == 0) return true;
+  if (now_us < open_until_us_ || probe_in_flight_) return false;
+  probe_in_flight_ = probe = true;
+  return true;
+}
+
+std::string Circuit::refusal(int64_t now_us) const {
+  const int64_t wait_ms = now_us >= open_until_us_ ? 0 : (open_until_us_ - now_us + 999) / 1000;
+  return "not tried: " + std::to_string(failures_) + " calls in a row failed (last: " + last_failure_ +
+         "); the next try is in " + std::to_string(wait_ms) + " ms";
+}
+
+void Circuit::answered() {
+  failures_ = 0;
+  open_until_us_ = 0;
+  probe_in_flight_ = false;
+}
+
+void Circuit::failed(int64_t now_us, bool probe, const std::string& message) {
+  last_failure_ = message;
+  if (options_.failures <= 0) return;
+  ++failures_;
+  if (probe) {
+    probe_in_flight_ = false;
+    open_until_us_ = now_us + options_.backoff_us;
+  } else if (failures_ >= options_.failures && open_until_us_ == 0) {
+    open_until_us_ = now_us + options_.backoff_us;
+  }
+}
+
+}  // namespace ratewarden
