@@ -11,7 +11,6 @@
 
 #include <gtest/gtest.h>
 
-#include "across_processes.hpp"
 #include "conformance.hpp"
 #include "redis_server.hpp"
 #include "test_support.hpp"
@@ -186,22 +185,6 @@ TEST(Cluster, EveryPolicyOfAKeySharesOneSlot) {
   limiter.reset(key);
   EXPECT_TRUE(limiter.hit(key).allowed);
 }
-
-// 8 processes x 4 threads on one key: exactly `limit` allowed.
-class ClusterAcrossProcesses : public ::testing::TestWithParam<Algorithm> {};
-
-TEST_P(ClusterAcrossProcesses, AdmitExactlyTheLimit) {
-  // 32 callers on one hot key: a sliding log of 1,000 entries costs the server ~2 ms a call, so calls queue.
-  const std::string url =
-      cluster().url() + "?pool=2&timeout=10s&prefix=exact" + std::string(algorithm_name(GetParam()));
-  Limiter("1000/hour", open_store(url), with_algorithm(GetParam())).reset("hot");
-  EXPECT_EQ(allowed_across_processes(url, "1000/hour", GetParam()), 1000);
-}
-
-INSTANTIATE_TEST_SUITE_P(Exact, ClusterAcrossProcesses,
-                         ::testing::Values(Algorithm::fixed_window, Algorithm::sliding_log, Algorithm::token_bucket,
-                                           Algorithm::gcra),
-                         [](const auto& info) { return std::string(algorithm_name(info.param)); });
 
 TEST(ClusterMigration, MovingAHotSlotUnderTrafficLosesNothing) {
   // Two policies: two keys in the slot, so the migration also meets multi-key scripts (ASK, TRYAGAIN).

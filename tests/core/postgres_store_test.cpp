@@ -12,7 +12,6 @@
 
 #include <gtest/gtest.h>
 
-#include "across_processes.hpp"
 #include "conformance.hpp"
 #include "redis_server.hpp"
 #include "test_support.hpp"
@@ -194,20 +193,6 @@ TEST(PostgresStore, SweepDeletesExpiredRows) {
                        "ratewarden.swept"),
             0);
 }
-
-// 8 processes x 4 threads on one key: exactly `limit` allowed, whichever exact algorithm.
-class PostgresAcrossProcesses : public ::testing::TestWithParam<Algorithm> {};
-
-TEST_P(PostgresAcrossProcesses, AdmitExactlyTheLimit) {
-  const std::string table = std::string("exact_") + std::string(algorithm_name(GetParam()));
-  const std::string url = server().url("?pool=2&timeout=10s&table=" + table);
-  EXPECT_EQ(allowed_across_processes(url, "1000/hour", GetParam()), 1000);
-}
-
-INSTANTIATE_TEST_SUITE_P(Exact, PostgresAcrossProcesses,
-                         ::testing::Values(Algorithm::fixed_window, Algorithm::sliding_log, Algorithm::token_bucket,
-                                           Algorithm::gcra),
-                         [](const auto& info) { return std::string(algorithm_name(info.param)); });
 
 // 8 processes start at once on a database with no schema: each creates it on first use, none fails.
 TEST(PostgresSchema, ConcurrentFirstUseFromEightProcesses) {

@@ -277,4 +277,19 @@ void RedisCluster::migrate_slot_of(const std::string& key, size_t to) {
   for (auto& node : nodes_) node.command({"CLUSTER", "SETSLOT", slot, "NODE", to_id});
 }
 
+RedisServer& shared_redis_server() {
+  static RedisServer server;
+  return server;
+}
+
+RedisCluster& shared_redis_cluster() {
+  static RedisCluster cluster;
+  return cluster;
+}
+
+PostgresServer& shared_postgres_server() {
+  static PostgresServer server;
+  return server;
+}
+
 }  // namespace ratewarden::testing

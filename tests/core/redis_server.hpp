@@ -84,6 +84,11 @@ class PostgresServer : public RedisNode {
 // A loopback TCP port nobody listens on right now.
 int free_port();
 
+// The servers a test process shares: each started on first use, stopped when the process ends (however it ends).
+class RedisServer& shared_redis_server();
+class RedisCluster& shared_redis_cluster();
+class PostgresServer& shared_postgres_server();
+
 // Three masters joined by `redis-cli --cluster create`, every node agreeing on the slot map; stopped on destruction.
 class RedisCluster {
  public:

@@ -11,7 +11,6 @@
 
 #include <gtest/gtest.h>
 
-#include "across_processes.hpp"
 #include "conformance.hpp"
 #include "redis_server.hpp"
 #include "test_support.hpp"
@@ -302,24 +301,6 @@ TEST(RedisStore, SlidingLogNeverHoldsMoreThanTheLimit) {
   // The totals n, h, t, l and one field per entry.
   EXPECT_EQ(server().command({"HLEN", limiter.storage_key("k", 0)}), "24");
 }
-
-// 8 processes x 4 threads on one key: exactly `limit` allowed, whichever exact algorithm.
-class AcrossProcesses : public ::testing::TestWithParam<Algorithm> {};
-
-TEST_P(AcrossProcesses, AdmitExactlyTheLimit) {
-  // 32 callers on one hot key: a sliding log of 1,000 entries costs the server ~2 ms a call, so calls queue.
-  const std::string url =
-      server().url() + "?pool=2&timeout=10s&prefix=exact" + std::string(algorithm_name(GetParam()));
-  // Reset with a plain DEL: a call through the library would start its I/O thread in this process before the forks
-  // (which ThreadSanitizer cannot follow).
-  server().command({"DEL", Limiter("1000/hour", open_store(url), with_algorithm(GetParam())).storage_key("hot", 0)});
-  EXPECT_EQ(allowed_across_processes(url, "1000/hour", GetParam()), 1000);
-}
-
-INSTANTIATE_TEST_SUITE_P(Exact, AcrossProcesses,
-                         ::testing::Values(Algorithm::fixed_window, Algorithm::sliding_log, Algorithm::token_bucket,
-                                           Algorithm::gcra),
-                         [](const auto& info) { return std::string(algorithm_name(info.param)); });
 
 TEST(RedisStore, ScriptFlushNeverReachesTheCaller) {
   Limiter limiter("1000000/hour", redis("?prefix=flush"));
