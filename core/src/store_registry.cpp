@@ -54,8 +54,7 @@ std::optional<HybridOptions> take_hybrid_options(Url& url, std::string_view text
   if (mode == url.query.end()) {
     for (const char* name : {"sync", "local_keys", "lease"})
       if (url.query.count(name) != 0)
-        throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": " + name +
-                              "= applies to ?mode=local_first or ?mode=async");
+        invalid_url(text, std::string(name) + "= applies to ?mode=local_first or ?mode=async");
     return std::nullopt;
   }
   const std::string name = mode->second;
@@ -69,22 +68,20 @@ std::optional<HybridOptions> take_hybrid_options(Url& url, std::string_view text
     o.mode = HybridMode::async;
     o.sync_us = 50000;
   } else {
-    throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": mode must be exact, local_first or async, got \"" +
-                          name.substr(0, 50) + "\"");
+    invalid_url(text, "mode must be exact, local_first or async, got \"" + name.substr(0, 50) + "\"");
   }
   o.sync_us = take_duration_us(url, "sync", o.sync_us);
   o.max_keys = take_int(url, "local_keys", o.max_keys, 1, int64_t{1} << 32);
   auto lease = url.query.find("lease");
   if (lease != url.query.end()) {
     if (o.mode != HybridMode::async)
-      throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": lease= applies to ?mode=async");
+      invalid_url(text, "lease= applies to ?mode=async");
     std::string v = lease->second;
     if (!v.empty() && v.back() == '%') v.pop_back();
     char* end = nullptr;
     const double percent = std::strtod(v.c_str(), &end);
     if (v.empty() || *end != '\0' || !(percent > 0 && percent <= 100))
-      throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": lease must be a percentage in (0, 100], got \"" +
-                            lease->second.substr(0, 50) + "\"");
+      invalid_url(text, "lease must be a percentage in (0, 100], got \"" + lease->second.substr(0, 50) + "\"");
     o.lease_per_mille = std::max<int64_t>(1, static_cast<int64_t>(percent * 10 + 0.5));
     url.query.erase(lease);
   }

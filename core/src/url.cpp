@@ -7,10 +7,6 @@
 namespace ratewarden {
 namespace {
 
-[[noreturn]] void bad_url(std::string_view text, const std::string& why) {
-  throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": " + why);
-}
-
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -25,9 +21,9 @@ std::string percent_decode(std::string_view in, std::string_view whole) {
       out += in[i];
       continue;
     }
-    if (i + 2 >= in.size()) bad_url(whole, "a truncated %-escape");
+    if (i + 2 >= in.size()) invalid_url(whole, "a truncated %-escape");
     int hi = hex_value(in[i + 1]), lo = hex_value(in[i + 2]);
-    if (hi < 0 || lo < 0) bad_url(whole, "a bad %-escape");
+    if (hi < 0 || lo < 0) invalid_url(whole, "a bad %-escape");
     out += static_cast<char>(hi * 16 + lo);
     i += 2;
   }
@@ -53,7 +49,7 @@ Url parse_url(std::string_view text) {
   Url url;
   size_t scheme_end = text.find("://");
   if (scheme_end == std::string_view::npos || scheme_end == 0)
-    bad_url(text, "expected scheme://..., such as memory:// or redis://host:port");
+    invalid_url(text, "expected scheme://..., such as memory:// or redis://host:port");
   url.scheme = std::string(text.substr(0, scheme_end));
   std::string_view rest = text.substr(scheme_end + 3);
 
@@ -67,9 +63,9 @@ Url parse_url(std::string_view text) {
       query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
       if (item.empty()) continue;
       size_t eq = item.find('=');
-      if (eq == std::string_view::npos || eq == 0) bad_url(text, "expected key=value in the query");
+      if (eq == std::string_view::npos || eq == 0) invalid_url(text, "expected key=value in the query");
       std::string key(item.substr(0, eq));
-      if (url.query.count(key)) bad_url(text, "option \"" + key + "\" given twice");
+      if (url.query.count(key)) invalid_url(text, "option \"" + key + "\" given twice");
       url.query[key] = percent_decode(item.substr(eq + 1), text);
     }
   }
@@ -91,6 +87,35 @@ Url parse_url(std::string_view text) {
   }
   url.hosts = std::string(rest);
   return url;
+}
+
+void invalid_url(std::string_view text, const std::string& why) {
+  throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": " + why);
+}
+
+std::pair<std::string, int> split_host_port(std::string_view text, const std::string& hostport, int default_port) {
+  std::string host = hostport;
+  std::string port;
+  if (!host.empty() && host[0] == '[') {
+    const size_t close = host.find(']');
+    if (close == std::string::npos) invalid_url(text, "unclosed '[' in the host");
+    if (close + 1 < host.size()) {
+      if (host[close + 1] != ':') invalid_url(text, "expected ':' after ']'");
+      port = host.substr(close + 2);
+      if (port.empty()) invalid_url(text, "expected a port number after ':'");
+    }
+    host = host.substr(1, close - 1);
+  } else if (const size_t colon = host.rfind(':'); colon != std::string::npos) {
+    port = host.substr(colon + 1);
+    host = host.substr(0, colon);
+    if (port.empty()) invalid_url(text, "expected a port number after ':'");
+  }
+  if (port.empty()) return {host, default_port};
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
+    invalid_url(text, "expected a port number after ':'");
+  const int n = std::stoi(port);
+  if (n < 1 || n > 65535) invalid_url(text, "the port must be between 1 and 65535");
+  return {host, n};
 }
 
 int64_t take_int(Url& url, const std::string& name, int64_t fallback, int64_t min, int64_t max) {
@@ -128,7 +153,7 @@ int64_t take_duration_us(Url& url, const std::string& name, int64_t fallback_us)
 }
 
 void reject_unknown_options(const Url& url, std::string_view text) {
-  if (!url.query.empty()) bad_url(text, "unknown option \"" + url.query.begin()->first + "\"");
+  if (!url.query.empty()) invalid_url(text, "unknown option \"" + url.query.begin()->first + "\"");
 }
 
 }  // namespace ratewarden

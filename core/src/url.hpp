@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ratewarden {
@@ -25,6 +26,13 @@ Url parse_url(std::string_view text);
 
 // The URL with the password replaced by "***": safe for messages and logs.
 std::string masked_url(std::string_view text);
+
+// Throws InvalidArgument: "invalid store URL "<text, masked>": <why>".
+[[noreturn]] void invalid_url(std::string_view text, const std::string& why);
+
+// "host", "host:port", "[::1]" or "[::1]:port" (of the URL `text`): the host ("" when none is written) and the port
+// (`default_port` when none is written). Throws InvalidArgument for a malformed port or brackets.
+std::pair<std::string, int> split_host_port(std::string_view text, const std::string& hostport, int default_port);
 
 // Reads and removes query[name] as an integer in [min, max]; returns fallback when absent.
 int64_t take_int(Url& url, const std::string& name, int64_t fallback, int64_t min, int64_t max);

@@ -411,5 +411,24 @@ TEST(PostgresFailures, RowLockHeldPastTheTimeoutIsATimeout) {
   EXPECT_EQ(limiter.hit("k").remaining, 98);
 }
 
+// Hosts are read as Redis URLs read them (url.cpp, split_host_port); no host is the default one.
+TEST(PostgresUrl, HostsAndPorts) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"postgres://h/db", "postgres://h:5432/db"},
+      {"postgres://h:6000/db", "postgres://h:6000/db"},
+      {"postgres://[::1]/db", "postgres://[::1]:5432/db"},
+      {"postgres://[::1]:6000/db", "postgres://[::1]:6000/db"},
+      {"postgres:///db", "postgres://127.0.0.1:5432/db"},
+      {"postgres://:6000/db", "postgres://127.0.0.1:6000/db"},
+  };
+  for (const auto& [url, described] : cases) {
+    const std::string d = open_store(url)->describe();
+    EXPECT_EQ(d.substr(0, d.find('?')), described) << url;
+  }
+  for (const char* bad : {"postgres://h:/db", "postgres://h:0/db", "postgres://h:99999/db", "postgres://h:x/db",
+                          "postgres://[::1/db", "postgres://[::1]x/db", "postgres://a,b/db"})
+    EXPECT_THROW(open_store(bad), InvalidArgument) << bad;
+}
+
 }  // namespace
 }  // namespace ratewarden::testing

@@ -7,10 +7,6 @@
 namespace ratewarden {
 namespace {
 
-[[noreturn]] void bad(std::string_view text, const std::string& why) {
-  throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": " + why);
-}
-
 // Schema and table names go into the schema's SQL as they are: lower-case identifiers only, short enough for the
 // function names made from them ("<table>_decide") to fit PostgreSQL's 63 bytes.
 std::string identifier(Url& url, std::string_view text, const std::string& option, const std::string& fallback) {
@@ -20,44 +16,24 @@ std::string identifier(Url& url, std::string_view text, const std::string& optio
   url.query.erase(it);
   const bool ok = !value.empty() && value.size() <= 48 && (value[0] == '_' || (value[0] >= 'a' && value[0] <= 'z')) &&
                   value.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
-  if (!ok) bad(text, option + " must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 48 bytes)");
+  if (!ok) invalid_url(text, option + " must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 48 bytes)");
   return value;
-}
-
-void parse_host(std::string_view text, const std::string& hostport, PgOptions& o) {
-  std::string host = hostport;
-  std::string port;
-  if (!host.empty() && host[0] == '[') {
-    const size_t close = host.find(']');
-    if (close == std::string::npos) bad(text, "unclosed '[' in the host");
-    if (close + 1 < host.size()) {
-      if (host[close + 1] != ':') bad(text, "expected ':' after ']'");
-      port = host.substr(close + 2);
-    }
-    host = host.substr(1, close - 1);
-  } else if (const size_t colon = host.rfind(':'); colon != std::string::npos) {
-    port = host.substr(colon + 1);
-    host = host.substr(0, colon);
-  }
-  if (!host.empty()) o.host = host;
-  if (port.empty()) return;
-  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) bad(text, "expected a port number");
-  o.port = std::stoi(port);
-  if (o.port < 1 || o.port > 65535) bad(text, "the port must be between 1 and 65535");
 }
 
 }  // namespace
 
 std::shared_ptr<Store> open_postgres_url(Url& url, std::string_view text, Clock clock) {
   PgOptions o;
-  if (url.hosts.find(',') != std::string::npos) bad(text, "postgres:// takes one host");
-  parse_host(text, url.hosts, o);
+  if (url.hosts.find(',') != std::string::npos) invalid_url(text, "postgres:// takes one host");
+  std::string host;
+  std::tie(host, o.port) = split_host_port(text, url.hosts, o.port);
+  if (!host.empty()) o.host = host;
   if (auto it = url.query.find("host"); it != url.query.end()) {  // a Unix socket directory
-    if (it->second.empty() || it->second[0] != '/') bad(text, "?host= takes a Unix socket directory (an absolute path)");
+    if (it->second.empty() || it->second[0] != '/') invalid_url(text, "?host= takes a Unix socket directory (an absolute path)");
     o.host = it->second;
     url.query.erase(it);
   }
-  if (url.path.find('/') != std::string::npos) bad(text, "expected /dbname after the host");
+  if (url.path.find('/') != std::string::npos) invalid_url(text, "expected /dbname after the host");
   o.dbname = url.path;
   o.user = url.user;
   o.password = url.password;
@@ -66,7 +42,7 @@ std::shared_ptr<Store> open_postgres_url(Url& url, std::string_view text, Clock 
   o.table = identifier(url, text, "table", o.table);
   o.timeout_us = take_duration_us(url, "timeout", o.timeout_us);
   o.connect_timeout_us = take_duration_us(url, "connect_timeout", o.connect_timeout_us);
-  if (o.timeout_us < 1000 || o.connect_timeout_us < 1000) bad(text, "timeouts must be at least 1ms");
+  if (o.timeout_us < 1000 || o.connect_timeout_us < 1000) invalid_url(text, "timeouts must be at least 1ms");
   o.pool = static_cast<int>(take_int(url, "pool", o.pool, 1, 64));
   o.create = take_int(url, "create", 1, 0, 1) == 1;
   o.unlogged = take_int(url, "unlogged", 1, 0, 1) == 1;

@@ -1,7 +1,5 @@
 #include "redis_url.hpp"
 
-#include <cctype>
-
 #include "ratewarden/cluster_store.hpp"
 #include "ratewarden/errors.hpp"
 #include "ratewarden/redis_store.hpp"
@@ -11,40 +9,11 @@ namespace {
 
 constexpr int kDefaultPort = 6379;
 
-[[noreturn]] void bad(std::string_view text, const std::string& why) {
-  throw InvalidArgument("invalid store URL \"" + masked_url(text) + "\": " + why);
-}
-
-int parse_port(std::string_view text, const std::string& port) {
-  if (port.empty() || port.size() > 5) bad(text, "expected a port number after ':'");
-  int n = 0;
-  for (char c : port) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) bad(text, "expected a port number after ':'");
-    n = n * 10 + (c - '0');
-  }
-  if (n < 1 || n > 65535) bad(text, "the port must be between 1 and 65535");
-  return n;
-}
-
 // "host", "host:port", "[::1]" or "[::1]:port".
 std::pair<std::string, int> parse_host(std::string_view text, const std::string& hostport) {
-  std::string host;
-  int port = kDefaultPort;
-  if (!hostport.empty() && hostport[0] == '[') {
-    size_t close = hostport.find(']');
-    if (close == std::string::npos) bad(text, "unclosed '[' in the host");
-    host = hostport.substr(1, close - 1);
-    if (close + 1 < hostport.size()) {
-      if (hostport[close + 1] != ':') bad(text, "expected ':' after ']'");
-      port = parse_port(text, hostport.substr(close + 2));
-    }
-  } else {
-    size_t colon = hostport.rfind(':');
-    host = hostport.substr(0, colon);
-    if (colon != std::string::npos) port = parse_port(text, hostport.substr(colon + 1));
-  }
-  if (host.empty()) bad(text, "expected a host, such as 127.0.0.1:6379");
-  return {host, port};
+  auto host_port = split_host_port(text, hostport, kDefaultPort);
+  if (host_port.first.empty()) invalid_url(text, "expected a host, such as 127.0.0.1:6379");
+  return host_port;
 }
 
 std::string take_string(Url& url, const std::string& name) {
@@ -65,7 +34,7 @@ void read_client_options(Url& url, std::string_view text, bool tls, RedisClientO
   o.circuit_backoff_us = take_duration_us(url, "circuit_backoff", o.circuit_backoff_us);
   o.tls.enabled = tls;
   for (const char* name : {"tls_ca", "tls_cert", "tls_key", "tls_sni", "tls_verify"})
-    if (!tls && url.query.count(name) != 0) bad(text, std::string(name) + " needs TLS: use rediss://");
+    if (!tls && url.query.count(name) != 0) invalid_url(text, std::string(name) + " needs TLS: use rediss://");
   if (!tls) return;
   o.tls.ca_file = take_string(url, "tls_ca");
   o.tls.cert_file = take_string(url, "tls_cert");
@@ -76,7 +45,7 @@ void read_client_options(Url& url, std::string_view text, bool tls, RedisClientO
 
 int parse_db(std::string_view text, const std::string& db) {
   if (db.empty() || db.size() > 5 || db.find_first_not_of("0123456789") != std::string::npos)
-    bad(text, "the database must be a number, such as /0");
+    invalid_url(text, "the database must be a number, such as /0");
   return std::stoi(db);
 }
 
@@ -87,13 +56,13 @@ std::shared_ptr<Store> open_redis_url(Url& url, std::string_view text, Clock clo
   read_client_options(url, text, url.scheme == "rediss", o);
   if (url.scheme == "redis+unix") {
     if (!url.hosts.empty() || url.path.empty())
-      bad(text, "expected redis+unix:///path/to/redis.sock (three slashes: no host)");
+      invalid_url(text, "expected redis+unix:///path/to/redis.sock (three slashes: no host)");
     o.unix_path = "/" + url.path;
     const std::string db = take_string(url, "db");
     if (!db.empty()) o.db = parse_db(text, db);
   } else {
     if (url.hosts.find(',') != std::string::npos)
-      bad(text, "redis:// takes one host; redis+cluster:// takes several");
+      invalid_url(text, "redis:// takes one host; redis+cluster:// takes several");
     std::tie(o.host, o.port) = parse_host(text, url.hosts);
     if (!url.path.empty()) o.db = parse_db(text, url.path);
   }
@@ -107,13 +76,13 @@ std::shared_ptr<Store> open_cluster_url(Url& url, std::string_view text, Clock c
   read_client_options(url, text, url.scheme == "rediss+cluster", o);
   if (url.scheme == "redis+cluster+unix") {
     if (!url.hosts.empty() || url.path.empty())
-      bad(text, "expected redis+cluster+unix:///path/a.sock,/path/b.sock,... (three slashes: no host)");
+      invalid_url(text, "expected redis+cluster+unix:///path/a.sock,/path/b.sock,... (three slashes: no host)");
     const std::string paths = "/" + url.path;
     size_t start = 0;
     while (start < paths.size()) {
       const size_t comma = paths.find(',', start);
       const std::string path = paths.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (path.empty() || path[0] != '/') bad(text, "every socket must be an absolute path");
+      if (path.empty() || path[0] != '/') invalid_url(text, "every socket must be an absolute path");
       o.unix_paths.push_back(path);
       if (comma == std::string::npos) break;
       start = comma + 1;
@@ -122,7 +91,7 @@ std::shared_ptr<Store> open_cluster_url(Url& url, std::string_view text, Clock c
     reject_unknown_options(url, text);
     return std::make_shared<ClusterStore>(o);
   }
-  if (!url.path.empty()) bad(text, "a cluster has only database 0: no path");
+  if (!url.path.empty()) invalid_url(text, "a cluster has only database 0: no path");
   size_t start = 0;
   while (start <= url.hosts.size()) {
     size_t comma = url.hosts.find(',', start);
