@@ -12,7 +12,7 @@ PgClient::PgClient(IoLoop& loop, std::shared_ptr<PgShared> shared)
       shared_(std::move(shared)),
       circuit_(CircuitOptions{shared_->options.circuit_failures, shared_->options.circuit_backoff_us}) {
   for (int i = 0; i < shared_->options.pool; ++i)
-    connections_.push_back(std::make_unique<PgConnection>(loop_, *shared_, *this));
+    pool_.add(std::make_unique<PgConnection>(loop_, *shared_, *this));
 }
 
 PgClient::~PgClient() {
@@ -39,28 +39,7 @@ void PgClient::route(PgRequest* request) {
     request->fail(ErrorCode::store_unavailable, shared_->name + ": " + circuit_.refusal(loop_.now_us()));
     return finish_request(request);
   }
-  // The calls of one batch (routed one after the other) on one connection, so that calls on one key are answered
-  // in the batch's order, as one caller's calls one after the other would be.
-  if (request->batch != nullptr && request->batch == batch_) return batch_connection_->send(request);
-  // The least busy open connection, round robin among equals; a closed one (not opened yet, or dropped) only when
-  // every open one has a call in flight. So a process opens as many connections as it has calls at once, up to
-  // pool=: one for a single caller, and none kept idle that its load never needed.
-  const size_t n = connections_.size();
-  const size_t start = next_++ % n;
-  PgConnection* best = nullptr;
-  PgConnection* closed = nullptr;
-  for (size_t k = 0; k < n; ++k) {
-    PgConnection* c = connections_[(start + k) % n].get();
-    if (!c->opened()) {
-      if (closed == nullptr) closed = c;
-    } else if (best == nullptr || c->in_flight() < best->in_flight()) {
-      best = c;
-    }
-  }
-  if (closed != nullptr && (best == nullptr || best->in_flight() > 0)) best = closed;
-  batch_ = request->batch;
-  batch_connection_ = best;
-  best->send(request);
+  pool_.pick(request->batch).send(request);  // opened on demand: one connection for a caller alone
 }
 
 void PgClient::on_server_failure(const std::string& message) {
@@ -69,18 +48,12 @@ void PgClient::on_server_failure(const std::string& message) {
 
 void PgClient::close() {
   closed_ = true;
-  for (auto& c : connections_) c->fail_all(ErrorCode::store_unavailable, shared_->name + ": the store was closed");
+  pool_.fail_all(ErrorCode::store_unavailable, shared_->name + ": the store was closed");
 }
 
-int64_t PgClient::next_deadline_us() const {
-  int64_t next = INT64_MAX;
-  for (const auto& c : connections_) next = std::min(next, c->next_deadline_us());
-  return next;
-}
+int64_t PgClient::next_deadline_us() const { return pool_.next_deadline_us(); }
 
-void PgClient::expire(int64_t now) {
-  for (auto& c : connections_) c->expire(now);
-}
+void PgClient::expire(int64_t now) { pool_.expire(now); }
 
 void PgClient::schedule_sweep(int64_t delay_us) {
   if (sweep_scheduled_ || closed_) return;

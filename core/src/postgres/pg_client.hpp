@@ -11,6 +11,7 @@
 
 #include "io/io_loop.hpp"
 #include "net/circuit.hpp"
+#include "net/pool.hpp"
 #include "pg_connection.hpp"
 
 namespace ratewarden {
@@ -36,10 +37,7 @@ class PgClient final : public Deadlines, public PgHealth {
 
   IoLoop& loop_;
   std::shared_ptr<PgShared> shared_;
-  std::vector<std::unique_ptr<PgConnection>> connections_;
-  size_t next_ = 0;
-  const void* batch_ = nullptr;               // the batch of the last request sent (PgRequest::batch)
-  PgConnection* batch_connection_ = nullptr;  // and its connection
+  Pool<PgConnection, true> pool_;  // opened on demand
   bool watched_ = false;
   bool closed_ = false;
   bool sweep_scheduled_ = false;

@@ -4,7 +4,7 @@ namespace ratewarden {
 
 RedisNode::RedisNode(IoLoop& loop, RedisEndpoint endpoint, int pool, CircuitOptions circuit)
     : loop_(loop), endpoint_(std::move(endpoint)), circuit_(circuit) {
-  for (int i = 0; i < pool; ++i) connections_.push_back(std::make_unique<RedisConnection>(loop_, endpoint_, *this));
+  for (int i = 0; i < pool; ++i) pool_.add(std::make_unique<RedisConnection>(loop_, endpoint_, *this));
 }
 
 RedisNode::~RedisNode() {
@@ -22,16 +22,7 @@ void RedisNode::send(RedisRequest* request) {
     return;
   }
   if (!circuit_lets_through(request)) return;
-  // The calls of one batch (routed one after the other) on one connection, so that calls on one key are answered
-  // in the batch's order, as one caller's calls one after the other would be.
-  if (request->batch != nullptr && request->batch == batch_) return batch_connection_->send(request);
-  // The least busy connection, round robin among equals: one slow reply does not hold up the others' callers.
-  size_t best = next_++ % connections_.size();
-  for (size_t i = 0; i < connections_.size(); ++i)
-    if (connections_[i]->in_flight() < connections_[best]->in_flight()) best = i;
-  batch_ = request->batch;
-  batch_connection_ = connections_[best].get();
-  connections_[best]->send(request);
+  pool_.pick(request->batch).send(request);
 }
 
 bool RedisNode::circuit_lets_through(RedisRequest* request) {
@@ -73,17 +64,11 @@ void RedisNode::on_failure(RedisRequest* request, bool server_failed, bool after
 
 void RedisNode::close(const std::string& message) {
   closing_ = true;
-  for (auto& c : connections_) c->fail_all(ErrorCode::store_unavailable, endpoint_.name + ": " + message);
+  pool_.fail_all(ErrorCode::store_unavailable, endpoint_.name + ": " + message);
 }
 
-int64_t RedisNode::next_deadline_us() const {
-  int64_t next = INT64_MAX;
-  for (const auto& c : connections_) next = std::min(next, c->next_deadline_us());
-  return next;
-}
+int64_t RedisNode::next_deadline_us() const { return pool_.next_deadline_us(); }
 
-void RedisNode::expire(int64_t now_us) {
-  for (auto& c : connections_) c->expire(now_us);
-}
+void RedisNode::expire(int64_t now_us) { pool_.expire(now_us); }
 
 }  // namespace ratewarden

@@ -11,6 +11,7 @@
 #include "endpoint.hpp"
 #include "io/io_loop.hpp"
 #include "net/circuit.hpp"
+#include "net/pool.hpp"
 
 namespace ratewarden {
 
@@ -37,10 +38,7 @@ class RedisNode final : public ConnectionListener, public Deadlines {
   IoLoop& loop_;
   const RedisEndpoint endpoint_;
   Circuit circuit_;
-  std::vector<std::unique_ptr<RedisConnection>> connections_;
-  size_t next_ = 0;
-  const void* batch_ = nullptr;                  // the batch of the last request sent (RedisRequest::batch)
-  RedisConnection* batch_connection_ = nullptr;  // and its connection
+  Pool<RedisConnection, false> pool_;
   bool closing_ = false;
   bool watched_ = false;  // registered with the loop's deadlines
 };
