@@ -40,7 +40,7 @@ scripts/test_node.sh    # the Node package: npm ci (builds the addon), tsc type 
 step "polyglot fleet"
 scripts/test_polyglot.sh  # one limit across runtimes: C, Go, Python and Node processes on one Redis and a cluster
 step "binary packages installed without a compiler"
-scripts/test_install.sh   # the manylinux wheel and the npm tarball's prebuilt addon; the sdist; the source fallback
+scripts/test_install.sh   # wheels of the oldest and newest CPython (pip chooses); the npm prebuilt per Node major
 step "the docs' code blocks"
 scripts/test_docs.sh      # every fenced block of README.md and docs/*.md runs, or is a fragment of a file shown
 printf '\nall %d steps passed in %dm%02ds\n' "$steps" $((SECONDS / 60)) $((SECONDS % 60))

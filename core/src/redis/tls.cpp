@@ -1,6 +1,9 @@
 #include "tls.hpp"
 
 #include <arpa/inet.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
@@ -14,6 +17,34 @@ namespace {
 void init_openssl() {
   static const bool done = OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT, nullptr) == 1;
   (void)done;
+}
+
+// The CA bundles of the distributions, in the order Go's crypto/x509 probes them.
+constexpr const char* kCaBundles[] = {
+    "/etc/ssl/certs/ca-certificates.crt",                 // Debian, Ubuntu, Arch, Gentoo; Alpine too
+    "/etc/pki/tls/certs/ca-bundle.crt",                   // Fedora, RHEL
+    "/etc/ssl/ca-bundle.pem",                             // openSUSE
+    "/etc/pki/tls/cacert.pem",                            // OpenELEC
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  // CentOS, RHEL 7+
+    "/etc/ssl/cert.pem",                                  // Alpine, and what LibreSSL-based systems use
+};
+
+bool readable(const char* path) { return path != nullptr && access(path, R_OK) == 0; }
+
+// The CA certificates when no tls_ca is given. OpenSSL looks in SSL_CERT_FILE / SSL_CERT_DIR when set, else in the
+// OPENSSLDIR fixed when it was built. In the wheel and the npm prebuilt, OpenSSL is linked in from Debian, whose
+// OPENSSLDIR (/usr/lib/ssl) only Debian and Ubuntu have: where it is missing and neither variable is set, the first
+// bundle found in another distribution's place is loaded too.
+bool load_default_cas(SSL_CTX* ctx) {
+  if (SSL_CTX_set_default_verify_paths(ctx) != 1) return false;
+  if (std::getenv(X509_get_default_cert_file_env()) != nullptr ||
+      std::getenv(X509_get_default_cert_dir_env()) != nullptr || readable(X509_get_default_cert_file()) ||
+      readable(X509_get_default_cert_dir()))
+    return true;
+  for (const char* bundle : kCaBundles)
+    if (readable(bundle) && SSL_CTX_load_verify_locations(ctx, bundle, nullptr) == 1) return true;
+  ERR_clear_error();  // none found or none loaded: the handshake will say that no CA verifies the server
+  return true;
 }
 
 bool is_ip_address(const std::string& host) {
@@ -40,7 +71,7 @@ TlsContext::TlsContext(const TlsOptions& options) : sni_(options.sni), verify_(o
   if (ctx_ == nullptr) throw InvalidArgument("TLS: " + tls_error("cannot create a context"));
   SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
   SSL_CTX_set_mode(ctx_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  const bool ca_ok = options.ca_file.empty() ? SSL_CTX_set_default_verify_paths(ctx_) == 1
+  const bool ca_ok = options.ca_file.empty() ? load_default_cas(ctx_)
                                              : SSL_CTX_load_verify_locations(ctx_, options.ca_file.c_str(), nullptr) == 1;
   std::string problem;
   if (!ca_ok) problem = "cannot load the CA file \"" + options.ca_file + "\" (" + tls_error("unreadable") + ")";
