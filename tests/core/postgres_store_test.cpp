@@ -405,14 +405,20 @@ TEST(PostgresFailures, HungServerTimesOut) {
   EXPECT_TRUE(recovered);
 }
 
+// Another session holds the row: a hit waits on its lock and fails with a timeout; the server cancels the hit's
+// statement too (statement_timeout), so that it counts nothing once the lock is let go, and the next hit decides.
+// Every step waits for its condition: the lock is held when the holder's SELECT ... FOR UPDATE returns, and it is
+// let go only once the server has ended the hit's statement.
 TEST(PostgresFailures, RowLockHeldPastTheTimeoutIsATimeout) {
   Limiter limiter("100/minute", postgres("?timeout=300ms&table=locked&prefix=lock"));
-  EXPECT_TRUE(limiter.hit("k").allowed);
-  // Another session holds the row for a second: the call fails within its timeout, and the next one decides.
-  std::thread holder([&] {
-    server().sql("BEGIN; SELECT 1 FROM ratewarden.locked FOR UPDATE; SELECT pg_sleep(1); COMMIT;");
-  });
-  std::this_thread::sleep_for(Ms(100));
+  EXPECT_EQ(limiter.hit("k").remaining, 99);
+  PostgresSession holder(server());
+  // Were the hit to wait for the lock (a broken timeout), the holder lets go by itself after 20 s, and the test fails
+  // instead of hanging.
+  holder.sql("SET idle_in_transaction_session_timeout = '20s'");
+  holder.sql("BEGIN");
+  holder.sql("SELECT 1 FROM ratewarden.locked FOR UPDATE");
+  const std::string t0 = server().sql("SELECT clock_timestamp()");
   const int64_t ms = elapsed_ms([&] {
     try {
       limiter.hit("k");
@@ -421,8 +427,17 @@ TEST(PostgresFailures, RowLockHeldPastTheTimeoutIsATimeout) {
       EXPECT_EQ(e.code(), ErrorCode::store_timeout) << e.what();
     }
   });
-  EXPECT_LT(ms, 700);
-  holder.join();
+  EXPECT_GE(ms, 300) << "it did not wait for its timeout";
+  EXPECT_LT(ms, 10000) << "it waited for the lock";
+  // The hit's statement started on the server after t0 (its backend shows it as its query) and is no longer running.
+  const std::string hit_ended =
+      "SELECT count(*) > 0 AND count(*) FILTER (WHERE state = 'active') = 0 FROM pg_stat_activity WHERE "
+      "application_name = 'ratewarden' AND query LIKE '%ratewarden.locked_decide%' AND query_start >= '" + t0 + "'";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (server().sql(hit_ended) != "t" && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(Ms(10));
+  ASSERT_EQ(server().sql(hit_ended), "t") << "the hit's statement is still running on the server, or never ran";
+  holder.sql("COMMIT");
   EXPECT_EQ(limiter.hit("k").remaining, 98);
 }
 
