@@ -27,12 +27,17 @@ RedisServer& server() {
   return s;
 }
 
-std::shared_ptr<Store> redis(const std::string& query = "") { return open_store(server().url() + query); }
+// Tests of what is decided, not of when: a timeout (10 s unless `query` sets one) that a loaded machine meets.
+std::shared_ptr<Store> redis(const std::string& query = "") {
+  if (query.find("timeout=") != std::string::npos) return open_store(server().url() + query);
+  return open_store(server().url() + (query.empty() ? "?" : query + "&") + "timeout=10s");
+}
 
 std::shared_ptr<Store> redis_with_clock(const ManualClock& clock) {
   RedisStoreOptions o;
   o.port = server().port();
   o.clock = clock.clock();
+  o.timeout_us = 10000000;  // tests of what is decided, not of when: a timeout that a loaded machine meets
   return std::make_shared<RedisStore>(o);
 }
 
