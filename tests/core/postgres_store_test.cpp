@@ -238,6 +238,34 @@ TEST(PostgresSchema, ConcurrentFirstUseFromEightProcesses) {
   EXPECT_EQ(server().sql("SELECT (state[1])::text FROM raced.limits LIMIT 1"), "8");
 }
 
+// The first-use set-up waits for processes starting at once (the schema's advisory lock) as long as connect_timeout
+// allows, not the calls' timeout (the session's statement_timeout): cancelled at that, it failed again at every try
+// while others kept the lock, and every call of a cold process failed. A call still ends within its own timeout.
+TEST(PostgresSchema, SetUpWaitsForTheConnectTimeoutNotTheCallTimeout) {
+  PostgresSession other(server());
+  other.sql("SELECT pg_advisory_lock(7418412635419208501)");  // what a process creating the schema holds
+  Limiter limiter("10/minute", postgres("?schema=patient&timeout=100ms&connect_timeout=60s"));
+  EXPECT_THROW(limiter.hit("k"), StoreError);  // its timeout: the set-up waits for the lock
+  // The set-up's statement has waited for the lock 10 times the calls' timeout, and waits on.
+  const std::string waiting =
+      "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.locktype = 'advisory' AND "
+      "NOT l.granted AND a.application_name = 'ratewarden' AND clock_timestamp() - a.query_start > interval '1s'";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (server().sql(waiting) == "0" && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(Ms(10));
+  EXPECT_EQ(server().sql(waiting), "1") << "the set-up was cancelled before connect_timeout";
+  other.sql("SELECT pg_advisory_unlock(7418412635419208501)");
+  // Then it finishes, and the calls decide (each still within its own 100 ms: tried until one is answered).
+  bool decided = false;
+  while (!decided && std::chrono::steady_clock::now() < deadline + std::chrono::seconds(30)) {
+    try {
+      decided = limiter.hit("k").allowed;
+    } catch (const StoreError&) {
+      std::this_thread::sleep_for(Ms(10));
+    }
+  }
+  EXPECT_TRUE(decided);
+}
+
 // Closing a store with thousands of calls in flight: every callback runs exactly once, with an error or a decision.
 TEST(PostgresStore, CloseWithThousandsInFlight) {
   auto store = postgres("?timeout=5s&table=closing");

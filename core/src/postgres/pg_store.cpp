@@ -109,7 +109,11 @@ PostgresStore::PostgresStore(PgOptions options) : shared_(std::make_shared<PgSha
           o.dbname + "?schema=" + o.schema + "&table=" + o.table + "&timeout=" + std::to_string(o.timeout_us / 1000) +
           "ms&connect_timeout=" + std::to_string(o.connect_timeout_us / 1000) + "ms&pool=" + std::to_string(o.pool);
   shared_->name = name;
-  shared_->setup_sql = schema_sql(o);
+  // The first-use set-up is bounded by connect_timeout (the connection's deadline), not by the calls' timeout, which
+  // is the session's statement_timeout: under that it was cancelled whenever it waited longer for the advisory lock
+  // of processes starting at once, and failed again at every try while they kept starting (issue 33).
+  shared_->setup_sql = "SET LOCAL statement_timeout = " + std::to_string((o.connect_timeout_us + 999) / 1000) + ";\n" +
+                       schema_sql(o);
   shared_->statements = pg_statements(o);
   shared_->options = std::move(options);
 }
