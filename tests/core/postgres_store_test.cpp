@@ -111,6 +111,9 @@ TEST(PostgresStore, DescribeMasksThePassword) {
     EXPECT_EQ(std::string(e.what()).find("s3cret"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(open_store("postgresql://127.0.0.1/db")->traits().shared);
+  // The default timeout: 1 s, what a hit on a hot key may wait for its row lock (docs/deployment.md, "Hot keys").
+  EXPECT_NE(open_store("postgres://127.0.0.1/db")->describe().find("&timeout=1000ms&"), std::string::npos)
+      << open_store("postgres://127.0.0.1/db")->describe();
   EXPECT_THROW(open_store("postgres://127.0.0.1/db?table=Robert');DROP"), InvalidArgument);
   EXPECT_THROW(open_store("postgres://127.0.0.1/db?schema="), InvalidArgument);
   EXPECT_THROW(open_store("postgres://127.0.0.1/db?pool=0"), InvalidArgument);
