@@ -25,7 +25,13 @@ RedisCluster& cluster() {
   return c;
 }
 
-std::shared_ptr<Store> cluster_store(const std::string& query = "") { return open_store(cluster().url() + query); }
+// Tests of what is decided, not of when: a timeout (10 s unless `query` sets one) that a loaded machine meets.
+constexpr const char* kPatient = "timeout=10s";
+
+std::shared_ptr<Store> cluster_store(const std::string& query = "") {
+  if (query.find("timeout=") != std::string::npos) return open_store(cluster().url() + query);
+  return open_store(cluster().url() + (query.empty() ? "?" : query + "&") + kPatient);
+}
 
 std::string slot_of(const std::string& key) { return cluster().slot_of(key); }
 
@@ -36,6 +42,7 @@ TEST_P(ClusterConformance, MatchesTheVectors) {
   ClusterStoreOptions o;
   o.seeds = {{"127.0.0.1", cluster().node(0).port()}};  // the other masters are discovered
   o.clock = clock.clock();
+  o.timeout_us = 10000000;
   run_conformance_case(GetParam(), std::make_shared<ClusterStore>(o), [&](int64_t now) { clock.set(now); });
 }
 
@@ -52,7 +59,7 @@ class TlsClusterConformance : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(TlsClusterConformance, MatchesTheVectors) {
   ManualClock clock;
-  run_conformance_case(GetParam(), open_store(tls_cluster().tls_url(), clock.clock()),
+  run_conformance_case(GetParam(), open_store(tls_cluster().tls_url() + "&" + kPatient, clock.clock()),
                        [&](int64_t now) { clock.set(now); });
 }
 
@@ -75,7 +82,8 @@ class UnixClusterConformance : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(UnixClusterConformance, MatchesTheVectors) {
   ManualClock clock;
-  run_conformance_case(GetParam(), open_store(unix_cluster_url(), clock.clock()), [&](int64_t now) { clock.set(now); });
+  run_conformance_case(GetParam(), open_store(unix_cluster_url() + "?" + kPatient, clock.clock()),
+                       [&](int64_t now) { clock.set(now); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Vectors, UnixClusterConformance, ::testing::ValuesIn(conformance_cases()),
@@ -210,7 +218,11 @@ TEST(ClusterMigration, MovingAHotSlotUnderTrafficLosesNothing) {
         if (i > 20000) break;
       }
     });
-  std::this_thread::sleep_for(Ms(30));
+  // The slot moves under traffic: once the callers are deciding (each makes 1500 calls at least, and goes on until
+  // the move is done).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (allowed < 50 && errors == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(Ms(1));
+  EXPECT_GE(allowed.load(), 50);
   cluster().migrate_slot_of(stored, to);
   stop = true;
   for (auto& th : threads) th.join();
@@ -218,6 +230,17 @@ TEST(ClusterMigration, MovingAHotSlotUnderTrafficLosesNothing) {
   EXPECT_EQ(allowed.load(), 2000);
   EXPECT_EQ(cluster().master_of(stored), to);
   EXPECT_FALSE(limiter.hit("hot").allowed);
+}
+
+// Whether node `observer` of the cluster flags node `node` as failed (CLUSTER NODES: "fail", not "fail?").
+bool marked_failed(RedisCluster& cluster, size_t observer, size_t node) {
+  const std::string nodes = cluster.node(observer).command({"CLUSTER", "NODES"});
+  const std::string address = " 127.0.0.1:" + std::to_string(cluster.node(node).port()) + "@";
+  const size_t at = nodes.find(address);
+  if (at == std::string::npos) return false;
+  const size_t flags = nodes.find(' ', at + 1) + 1;
+  const std::string f = "," + nodes.substr(flags, nodes.find(' ', flags) - flags) + ",";
+  return f.find(",fail,") != std::string::npos;
 }
 
 // A cluster of its own: this test stops a master.
@@ -244,7 +267,12 @@ TEST(ClusterFailure, AStoppedMasterFailsOnlyItsSlots) {
     EXPECT_LT(std::chrono::steady_clock::now() - t0, Ms(1500));
     EXPECT_TRUE(limiter.hit(key_on[1]).allowed);
     EXPECT_TRUE(limiter.hit(key_on[2]).allowed);
-    std::this_thread::sleep_for(Ms(2500));  // past cluster-node-timeout: the others mark it failed
+    if (round == 0) {  // past cluster-node-timeout, the others mark it failed: the second round meets that
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (!marked_failed(own, 1, 0) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(Ms(50));
+      ASSERT_TRUE(marked_failed(own, 1, 0));
+    }
   }
 }
 

@@ -68,7 +68,7 @@ class Fuzz {
     std::shared_ptr<Store> redis;
     if (shared == Shared::redis) {
       server().command({"FLUSHALL"});
-      redis = open_store(server().url(), clock_.clock());
+      redis = open_store(server().url() + "?timeout=10s", clock_.clock());  // a loaded machine meets it
     } else {
       redis = open_store(postgres().url("?timeout=5s"), clock_.clock());
     }

@@ -465,7 +465,10 @@ TEST(Hybrid, ASlotMovingUnderTraffic) {
           }
         }
       });
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    // The slot moves under traffic: once the callers are deciding (and they go on until the move is done).
+    const auto deadline = Clock_::now() + std::chrono::seconds(30);
+    while (allowed < 50 && errors == 0 && Clock_::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_GE(allowed.load(), 50);
     cluster.migrate_slot_of(stored, to);
     stop = true;
     for (auto& t : threads) t.join();

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -109,6 +110,9 @@ TEST(PostgresStore, DescribeMasksThePassword) {
     EXPECT_EQ(std::string(e.what()).find("s3cret"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(open_store("postgresql://127.0.0.1/db")->traits().shared);
+  // The default timeout: 1 s, what a hit on a hot key may wait for its row lock (docs/deployment.md, "Hot keys").
+  EXPECT_NE(open_store("postgres://127.0.0.1/db")->describe().find("&timeout=1000ms&"), std::string::npos)
+      << open_store("postgres://127.0.0.1/db")->describe();
   EXPECT_THROW(open_store("postgres://127.0.0.1/db?table=Robert');DROP"), InvalidArgument);
   EXPECT_THROW(open_store("postgres://127.0.0.1/db?schema="), InvalidArgument);
   EXPECT_THROW(open_store("postgres://127.0.0.1/db?pool=0"), InvalidArgument);
@@ -222,6 +226,34 @@ TEST(PostgresSchema, ConcurrentFirstUseFromEightProcesses) {
   EXPECT_EQ(server().sql("SELECT (state[1])::text FROM raced.limits LIMIT 1"), "8");
 }
 
+// The first-use set-up waits for processes starting at once (the schema's advisory lock) as long as connect_timeout
+// allows, not the calls' timeout (the session's statement_timeout): cancelled at that, it failed again at every try
+// while others kept the lock, and every call of a cold process failed. A call still ends within its own timeout.
+TEST(PostgresSchema, SetUpWaitsForTheConnectTimeoutNotTheCallTimeout) {
+  PostgresSession other(server());
+  other.sql("SELECT pg_advisory_lock(7418412635419208501)");  // what a process creating the schema holds
+  Limiter limiter("10/minute", postgres("?schema=patient&timeout=100ms&connect_timeout=60s"));
+  EXPECT_THROW(limiter.hit("k"), StoreError);  // its timeout: the set-up waits for the lock
+  // The set-up's statement has waited for the lock 10 times the calls' timeout, and waits on.
+  const std::string waiting =
+      "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.locktype = 'advisory' AND "
+      "NOT l.granted AND a.application_name = 'ratewarden' AND clock_timestamp() - a.query_start > interval '1s'";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (server().sql(waiting) == "0" && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(Ms(10));
+  EXPECT_EQ(server().sql(waiting), "1") << "the set-up was cancelled before connect_timeout";
+  other.sql("SELECT pg_advisory_unlock(7418412635419208501)");
+  // Then it finishes, and the calls decide (each still within its own 100 ms: tried until one is answered).
+  bool decided = false;
+  while (!decided && std::chrono::steady_clock::now() < deadline + std::chrono::seconds(30)) {
+    try {
+      decided = limiter.hit("k").allowed;
+    } catch (const StoreError&) {
+      std::this_thread::sleep_for(Ms(10));
+    }
+  }
+  EXPECT_TRUE(decided);
+}
+
 // Closing a store with thousands of calls in flight: every callback runs exactly once, with an error or a decision.
 TEST(PostgresStore, CloseWithThousandsInFlight) {
   auto store = postgres("?timeout=5s&table=closing");
@@ -296,18 +328,22 @@ TEST(PostgresFailures, KillMidFloodAndRestart) {
         }
       }
     });
-  std::this_thread::sleep_for(Ms(300));
+  // Each step waits for what it needs (for 30 s at most): calls decided before the kill, calls failed after it,
+  // calls decided again after the restart.
+  const auto until = [](const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(Ms(10));
+    return done();
+  };
+  EXPECT_TRUE(until([&] { return ok >= 20; }));
   own.kill();
-  std::this_thread::sleep_for(Ms(500));
-  const int64_t failed_while_down = failed;
+  const int64_t failed_before = failed;
+  EXPECT_TRUE(until([&] { return failed > failed_before; })) << "no call failed while the server was down";
   own.start();
-  std::this_thread::sleep_for(Ms(800));
-  const int64_t ok_before = ok;
-  std::this_thread::sleep_for(Ms(300));
+  const int64_t ok_at_restart = ok;
+  EXPECT_TRUE(until([&] { return ok > ok_at_restart; })) << "no recovery after the restart";
   stop = true;
   for (auto& c : callers) c.join();
-  EXPECT_GT(failed_while_down, 0);
-  EXPECT_GT(ok.load(), ok_before) << "no recovery after the restart";
   EXPECT_LT(slowest_ms.load(), 1000) << "a call outlived its timeouts";
 }
 
@@ -390,14 +426,20 @@ TEST(PostgresFailures, HungServerTimesOut) {
   EXPECT_TRUE(recovered);
 }
 
+// Another session holds the row: a hit waits on its lock and fails with a timeout; the server cancels the hit's
+// statement too (statement_timeout), so that it counts nothing once the lock is let go, and the next hit decides.
+// Every step waits for its condition: the lock is held when the holder's SELECT ... FOR UPDATE returns, and it is
+// let go only once the server has ended the hit's statement.
 TEST(PostgresFailures, RowLockHeldPastTheTimeoutIsATimeout) {
   Limiter limiter("100/minute", postgres("?timeout=300ms&table=locked&prefix=lock"));
-  EXPECT_TRUE(limiter.hit("k").allowed);
-  // Another session holds the row for a second: the call fails within its timeout, and the next one decides.
-  std::thread holder([&] {
-    server().sql("BEGIN; SELECT 1 FROM ratewarden.locked FOR UPDATE; SELECT pg_sleep(1); COMMIT;");
-  });
-  std::this_thread::sleep_for(Ms(100));
+  EXPECT_EQ(limiter.hit("k").remaining, 99);
+  PostgresSession holder(server());
+  // Were the hit to wait for the lock (a broken timeout), the holder lets go by itself after 20 s, and the test fails
+  // instead of hanging.
+  holder.sql("SET idle_in_transaction_session_timeout = '20s'");
+  holder.sql("BEGIN");
+  holder.sql("SELECT 1 FROM ratewarden.locked FOR UPDATE");
+  const std::string t0 = server().sql("SELECT clock_timestamp()");
   const int64_t ms = elapsed_ms([&] {
     try {
       limiter.hit("k");
@@ -406,8 +448,17 @@ TEST(PostgresFailures, RowLockHeldPastTheTimeoutIsATimeout) {
       EXPECT_EQ(e.code(), ErrorCode::store_timeout) << e.what();
     }
   });
-  EXPECT_LT(ms, 700);
-  holder.join();
+  EXPECT_GE(ms, 300) << "it did not wait for its timeout";
+  EXPECT_LT(ms, 10000) << "it waited for the lock";
+  // The hit's statement started on the server after t0 (its backend shows it as its query) and is no longer running.
+  const std::string hit_ended =
+      "SELECT count(*) > 0 AND count(*) FILTER (WHERE state = 'active') = 0 FROM pg_stat_activity WHERE "
+      "application_name = 'ratewarden' AND query LIKE '%ratewarden.locked_decide%' AND query_start >= '" + t0 + "'";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (server().sql(hit_ended) != "t" && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(Ms(10));
+  ASSERT_EQ(server().sql(hit_ended), "t") << "the hit's statement is still running on the server, or never ran";
+  holder.sql("COMMIT");
   EXPECT_EQ(limiter.hit("k").remaining, 98);
 }
 

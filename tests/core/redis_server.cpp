@@ -212,24 +212,49 @@ RedisServer::RedisServer(std::vector<std::string> args, ServerOptions options)
 
 PostgresServer::PostgresServer() : RedisNode(std::make_shared<Launcher>(std::vector<std::string>{"--postgres"}), 0) {}
 
-std::string PostgresServer::sql(const std::string& statement) const {
-  const std::string conninfo = "host=127.0.0.1 user=postgres dbname=postgres port=" + std::to_string(port());
+namespace {
+
+PGconn* connect_postgres(int port) {
+  const std::string conninfo = "host=127.0.0.1 user=postgres dbname=postgres port=" + std::to_string(port);
   PGconn* c = PQconnectdb(conninfo.c_str());
   if (PQstatus(c) != CONNECTION_OK) {
     const std::string why = PQerrorMessage(c);
     PQfinish(c);
     throw std::runtime_error("cannot connect to the test PostgreSQL: " + why);
   }
+  return c;
+}
+
+std::string run_sql(PGconn* c, const std::string& statement) {
   PGresult* r = PQexec(c, statement.c_str());
   const ExecStatusType status = PQresultStatus(r);
   std::string out;
   if (status == PGRES_TUPLES_OK && PQntuples(r) > 0) out = PQgetvalue(r, 0, 0);
   const std::string error = PQresultErrorMessage(r);
   PQclear(r);
-  PQfinish(c);
   if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) throw std::runtime_error("postgres: " + error);
   return out;
 }
+
+}  // namespace
+
+std::string PostgresServer::sql(const std::string& statement) const {
+  PGconn* c = connect_postgres(port());
+  try {
+    std::string out = run_sql(c, statement);
+    PQfinish(c);
+    return out;
+  } catch (...) {
+    PQfinish(c);
+    throw;
+  }
+}
+
+PostgresSession::PostgresSession(const PostgresServer& server) : conn_(connect_postgres(server.port())) {}
+
+PostgresSession::~PostgresSession() { PQfinish(conn_); }
+
+std::string PostgresSession::sql(const std::string& statement) { return run_sql(conn_, statement); }
 
 RedisCluster::RedisCluster(ServerOptions options) {
   std::vector<std::string> flags = launch_flags(options);

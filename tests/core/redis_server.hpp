@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+struct pg_conn;  // libpq's PGconn
+
 namespace ratewarden::testing {
 
 // What a server listens on besides its plain loopback port.
@@ -79,6 +81,20 @@ class PostgresServer : public RedisNode {
   std::string url(const std::string& query = "") const { return RedisNode::url() + query; }
   // One SQL statement on a fresh connection: the first field of the first row ("" when none). Throws on failure.
   std::string sql(const std::string& statement) const;
+};
+
+// One connection to a PostgresServer kept open across statements (a transaction that holds locks while the test
+// goes on, e.g.). sql() as PostgresServer::sql, on this connection.
+class PostgresSession {
+ public:
+  explicit PostgresSession(const PostgresServer& server);
+  ~PostgresSession();
+  PostgresSession(const PostgresSession&) = delete;
+  PostgresSession& operator=(const PostgresSession&) = delete;
+  std::string sql(const std::string& statement);
+
+ private:
+  ::pg_conn* conn_ = nullptr;
 };
 
 // A loopback TCP port nobody listens on right now.

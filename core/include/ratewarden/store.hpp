@@ -181,8 +181,8 @@ void validate_key_prefix(const std::string& prefix);
 //   rediss://... (TLS: ?tls_ca=&tls_cert=&tls_key=&tls_sni=&tls_verify=)     redis+unix:///path/to.sock[?db=N]
 //   redis+cluster://[user[:password]@]host:port[,host:port...][?...]       rediss+cluster://... (TLS)
 //   redis+cluster+unix:///path/a.sock,/path/b.sock,...   (the Unix socket of every master)
-//   postgres://[user[:password]@]host[:port][/dbname][?schema=ratewarden&table=limits&timeout=250ms&connect_timeout=1s
-//       &pool=4&create=1&unlogged=1&sweep=1s&sweep_blocks=64&host=/unix/socket/dir]      (also postgresql://)
+//   postgres://[user[:password]@]host[:port][/dbname][?schema=ratewarden&table=limits&timeout=1s&connect_timeout=1s
+//       &pool=8&create=1&unlogged=1&sweep=1s&sweep_blocks=64&host=/unix/socket/dir]      (also postgresql://)
 // Network stores also take ?circuit_failures=N&circuit_backoff=D (docs/deployment.md). Shared stores take
 // ?mode=exact (the default), ?mode=local_first[&sync=10ms] or ?mode=async[&sync=50ms&lease=1] and &local_keys=N
 // (docs/hybrid.md). Every scheme takes ?prefix=P, the store's key_prefix.

@@ -17,7 +17,9 @@ struct PgOptions {
   std::string dbname;
   std::string schema = "ratewarden";
   std::string table = "limits";
-  int64_t timeout_us = 250000;           // per call, also the session's statement_timeout
+  // Per call, also the session's statement_timeout. 1 s, not Redis's 250 ms: a hit waits for the row lock of every
+  // hit on its key before it, and on a busy machine that tail passed 250 ms (docs/deployment.md, "Hot keys").
+  int64_t timeout_us = 1000000;
   int64_t connect_timeout_us = 1000000;  // connecting and the first-use schema set-up
   int pool = 8;  // at most: opened as calls at once need them (pg_client.cpp)
   bool create = true;     // create the schema on first use

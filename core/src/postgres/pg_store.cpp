@@ -113,7 +113,11 @@ PostgresStore::PostgresStore(PgOptions options)
       holder_([shared = shared_](IoLoop& loop) { return std::make_unique<PgClient>(loop, shared); }, reject_request,
               url_of(options)) {
   shared_->name = url_of(options);
-  shared_->setup_sql = schema_sql(options);
+  // The first-use set-up is bounded by connect_timeout (the connection's deadline), not by the calls' timeout, which
+  // is the session's statement_timeout: under that it was cancelled whenever it waited longer for the advisory lock
+  // of processes starting at once, and failed again at every try while they kept starting (issue 33).
+  shared_->setup_sql = "SET LOCAL statement_timeout = " + std::to_string((options.connect_timeout_us + 999) / 1000) +
+                       ";\n" + schema_sql(options);
   shared_->statements = pg_statements(options);
   shared_->options = std::move(options);
 }

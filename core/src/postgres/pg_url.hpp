@@ -1,5 +1,5 @@
 // postgres:// and postgresql:// URLs into stores (internal):
-//   postgres://[user[:password]@]host[:port][/dbname][?schema=ratewarden&table=limits&timeout=250ms&
+//   postgres://[user[:password]@]host[:port][/dbname][?schema=ratewarden&table=limits&timeout=1s&
 //       connect_timeout=1s&pool=8&create=1&unlogged=1&sweep=1s&host=/unix/socket/dir]
 #pragma once
 
