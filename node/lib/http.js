@@ -222,7 +222,9 @@ class HttpLimiter {
     // on a router.
     if (state.counted.includes(this.token)) return PASS;
     state.counted.push(this.token);
-    if (this.skip === undefined) return this.#keyed(a, b, state);
+    // Ranked among the request's route limiters whatever it then does (skip, no key): each keeps its name.
+    const scope = this.#scoped(a, state);
+    if (this.skip === undefined) return this.#keyed(a, b, state, scope);
     let skipped;
     try {
       skipped = this.skip(a, b);
@@ -230,29 +232,30 @@ class HttpLimiter {
       return failure(error);
     }
     if (isPromise(skipped)) {
-      return skipped.then((s) => this.#afterSkip(s, a, b, state), failure);
+      return skipped.then((s) => this.#afterSkip(s, a, b, state, scope), failure);
     }
-    return this.#afterSkip(skipped, a, b, state);
+    return this.#afterSkip(skipped, a, b, state, scope);
   }
 
-  #afterSkip(skipped, a, b, state) {
-    if (!skipped) return this.#keyed(a, b, state);
+  #afterSkip(skipped, a, b, state, scope) {
+    if (!skipped) return this.#keyed(a, b, state, scope);
     this.metrics.skipped++;
     return PASS;
   }
 
-  #keyed(a, b, state) {
+  #keyed(a, b, state, scope) {
     let k;
     try {
       k = this.makeKey(a, b);
     } catch (error) {
       return this.#keyError(error);
     }
-    if (isPromise(k)) return k.then((v) => this.#decide(v, state, a), (error) => this.#keyError(error));
-    return this.#decide(k, state, a);
+    if (isPromise(k)) return k.then((v) => this.#decide(v, state, scope), (error) => this.#keyError(error));
+    return this.#decide(k, state, scope);
   }
 
-  // The key's scope: the limiter's own, or the route's name when it is in a route and names no scope.
+  // The key's scope ({ scopeText, scopeBytes }): the limiter's own, or the route's name when it is in a route and
+  // names no scope.
   #scoped(a, state) {
     const template = this.routeOf === undefined ? undefined : this.routeOf(a);
     if (typeof template !== 'string') return this;
@@ -268,8 +271,7 @@ class HttpLimiter {
     return scope;
   }
 
-  #decide(k, state, a) {
-    const { scopeText, scopeBytes } = this.#scoped(a, state);
+  #decide(k, state, { scopeText, scopeBytes }) {
     const key = typeof k === 'string' ? scopeText + k : Buffer.concat([scopeBytes, k]);
     return this.lookups ? this.#lookUp(k, key, state) : this.#hit(key, state);
   }

@@ -355,6 +355,21 @@ for (const framework of FRAMEWORKS) {
         });
       });
 
+      // Fastify takes one limit per route.
+      if (framework !== 'fastify') test('a route\'s limits keep their names (/r, /r#2) whichever of them a request skips', () => {
+        const n = ++unique;
+        const first = { limit: 5, key: 'header:x-k', skip: (r) => r.headers['x-admin'] === '1' };
+        const second = { limit: 2, key: 'header:x-k' };
+        return withApp(framework, {
+          routes: [{ method: 'GET', path: `/rn${n}/two`, limits: [first, second].map((o) => ({ store: store(), ...o })) }],
+        }, async (server) => {
+          const get = async (admin) => (await server.request(`/rn${n}/two`,
+            { headers: { 'x-k': 'dave', ...(admin ? { 'x-admin': '1' } : {}) } })).status;
+          // The second limit counts all three on one counter: skipping the first does not rename it.
+          assert.deepEqual([await get(false), await get(true), await get(false)], [200, 200, 429]);
+        });
+      });
+
       test('a custom handler answers a denial, with the decision', () => {
         const handler = {
           express4: (req, res, next, d) => res.status(503).send(`wait ${d.retryAfterMs > 0}`),
