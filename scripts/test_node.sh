@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Node package: install (builds the addon from source with the local Node headers), the TypeScript type test,
-# node --test against real redis-server processes and HTTP on 127.0.0.1 (6 times back to back when CI=true, to catch
+# node --test against real redis-server processes and HTTP on 127.0.0.1 (5 times back to back when CI=true, to catch
 # what fails once in a while; NODE_TEST_RUNS=N chooses). The `npm pack` tarball installed elsewhere, with its prebuilt
 # addon and from source, is scripts/test_install.sh. Arguments go to node --test in place of tests/node/ (test files,
 # and options such as --test-name-pattern): scripts/test_node.sh tests/node/express.test.js
@@ -17,7 +17,7 @@ npm ci --foreground-scripts --no-progress
 echo "== Node: type test (tsc --noEmit) =="
 npx --no-install tsc -p tests/node/types
 
-runs=${NODE_TEST_RUNS:-$([ "${CI:-}" = true ] && echo 6 || echo 1)}
+runs=${NODE_TEST_RUNS:-$([ "${CI:-}" = true ] && echo 5 || echo 1)}
 for run in $(seq 1 "$runs"); do
   echo "== Node: node --test (run $run of $runs) =="
   node --test --test-reporter=spec "${@:-tests/node/}" || { echo "test_node: run $run of $runs failed" >&2; exit 1; }
