@@ -20,10 +20,7 @@ namespace {
 
 using Ms = std::chrono::milliseconds;
 
-RedisCluster& cluster() {
-  static RedisCluster c;
-  return c;
-}
+RedisCluster& cluster() { return shared_redis_cluster(); }
 
 // Tests of what is decided, not of when: a timeout (10 s unless `query` sets one) that a loaded machine meets.
 constexpr const char* kPatient = "timeout=10s";

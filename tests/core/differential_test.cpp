@@ -34,10 +34,7 @@ RedisServer& server() {
   return s;
 }
 
-PostgresServer& postgres() {
-  static PostgresServer s;
-  return s;
-}
+PostgresServer& postgres() { return shared_postgres_server(); }
 
 // The shared store a fuzz case compares with the memory store.
 enum class Shared { redis, postgres };

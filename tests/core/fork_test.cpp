@@ -20,15 +20,9 @@ namespace {
 
 using Ms = std::chrono::milliseconds;
 
-RedisServer& server() {
-  static RedisServer s;
-  return s;
-}
+RedisServer& server() { return shared_redis_server(); }
 
-RedisCluster& cluster() {
-  static RedisCluster c;
-  return c;
-}
+RedisCluster& cluster() { return shared_redis_cluster(); }
 
 // Waits for the child; kills it and reports a hang after `limit`. Returns its exit code (-1: hung, -2: killed).
 int wait_child(pid_t pid, Ms limit) {

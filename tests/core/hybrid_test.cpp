@@ -21,10 +21,7 @@ namespace {
 
 using Clock_ = std::chrono::steady_clock;
 
-RedisServer& server() {
-  static RedisServer s;
-  return s;
-}
+RedisServer& server() { return shared_redis_server(); }
 
 // A store in a mode whose local knowledge is in use (its reset log read once).
 std::shared_ptr<Store> hybrid(const std::string& url) {

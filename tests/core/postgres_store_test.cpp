@@ -22,10 +22,7 @@ namespace {
 
 using Ms = std::chrono::milliseconds;
 
-PostgresServer& server() {
-  static PostgresServer s;
-  return s;
-}
+PostgresServer& server() { return shared_postgres_server(); }
 
 std::shared_ptr<Store> postgres(const std::string& query = "") {
   return open_store(server().url(query.empty() ? "?timeout=5s" : query));

@@ -24,18 +24,9 @@ namespace {
 constexpr int64_t kStart = 1702080000000000;
 constexpr int64_t kInterval = 10000;  // "100/s": one slot every 10 ms
 
-RedisServer& redis() {
-  static RedisServer s;
-  return s;
-}
-RedisCluster& cluster() {
-  static RedisCluster c;
-  return c;
-}
-PostgresServer& postgres() {
-  static PostgresServer p;
-  return p;
-}
+RedisServer& redis() { return shared_redis_server(); }
+RedisCluster& cluster() { return shared_redis_cluster(); }
+PostgresServer& postgres() { return shared_postgres_server(); }
 
 std::string url_of(const std::string& name) {
   if (name == "redis") return redis().url();
