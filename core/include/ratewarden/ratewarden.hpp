@@ -8,6 +8,7 @@
 #include "ratewarden/errors.hpp"
 #include "ratewarden/limiter.hpp"
 #include "ratewarden/memory_store.hpp"
+#include "ratewarden/network_options.hpp"
 #include "ratewarden/policy.hpp"
 #include "ratewarden/redis_store.hpp"
 #include "ratewarden/store.hpp"

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ratewarden/clock.hpp"
+#include "ratewarden/network_options.hpp"
 #include "ratewarden/store.hpp"
 
 namespace ratewarden {
@@ -24,18 +25,11 @@ struct RedisTlsOptions {
   bool verify = true;     // tls_verify=0 turns off certificate and name checks (tests only)
 };
 
-// What every Redis store (single node or cluster) needs to talk to a server.
-struct RedisClientOptions {
+// What every Redis store (single node or cluster) needs to talk to a server: the network options (timeout 250 ms,
+// pool 4, the circuit breaker) and these.
+struct RedisClientOptions : NetworkOptions {
   std::string user;                     // ACL user (Redis 6+); empty for the default user
   std::optional<std::string> password;  // AUTH when set
-  int64_t connect_timeout_us = 1000000;
-  // Every call ends within this time, with a decision or a StoreError (docs/deployment.md: why 250 ms).
-  int64_t timeout_us = 250000;
-  int pool = 4;  // connections (per node)
-  // The circuit breaker: after this many calls in a row fail for want of the server, calls fail at once for
-  // circuit_backoff, then one probe decides. 0 turns it off.
-  int circuit_failures = 3;
-  int64_t circuit_backoff_us = 1000000;
   RedisTlsOptions tls;
   // Tests only: pass this clock's time to the scripts instead of the server's TIME.
   Clock clock;

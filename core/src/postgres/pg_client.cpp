@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "net/network_url.hpp"
 #include "ratewarden/clock.hpp"
 
 namespace ratewarden {
@@ -10,7 +11,7 @@ namespace ratewarden {
 PgClient::PgClient(IoLoop& loop, std::shared_ptr<PgShared> shared)
     : loop_(loop),
       shared_(std::move(shared)),
-      circuit_(CircuitOptions{shared_->options.circuit_failures, shared_->options.circuit_backoff_us}) {
+      circuit_(circuit_of(shared_->options)) {
   for (int i = 0; i < shared_->options.pool; ++i)
     pool_.add(std::make_unique<PgConnection>(loop_, *shared_, *this));
 }

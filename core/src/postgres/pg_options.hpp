@@ -5,10 +5,18 @@
 #include <string>
 
 #include "ratewarden/clock.hpp"
+#include "ratewarden/network_options.hpp"
 
 namespace ratewarden {
 
-struct PgOptions {
+struct PgOptions : NetworkOptions {
+  PgOptions() {
+    // Per call, also the session's statement_timeout. 1 s, not Redis's 250 ms: a hit waits for the row lock of
+    // every hit on its key before it, and on a busy machine that tail passed 250 ms (docs/deployment.md, "Hot keys").
+    timeout_us = 1000000;
+    pool = 8;  // at most: opened as calls at once need them (pg_client.cpp)
+  }
+
   std::string host = "127.0.0.1";  // or a Unix socket directory (?host=/path)
   int port = 5432;
   std::string user;
@@ -17,17 +25,10 @@ struct PgOptions {
   std::string dbname;
   std::string schema = "ratewarden";
   std::string table = "limits";
-  // Per call, also the session's statement_timeout. 1 s, not Redis's 250 ms: a hit waits for the row lock of every
-  // hit on its key before it, and on a busy machine that tail passed 250 ms (docs/deployment.md, "Hot keys").
-  int64_t timeout_us = 1000000;
-  int64_t connect_timeout_us = 1000000;  // connecting and the first-use schema set-up
-  int pool = 8;  // at most: opened as calls at once need them (pg_client.cpp)
   bool create = true;     // create the schema on first use
   bool unlogged = true;   // an UNLOGGED table (only when the store creates it)
   int64_t sweep_us = 1000000;  // how often expired rows are swept; 0: never
   int64_t sweep_blocks = 64;   // table blocks per sweep batch (one short transaction each)
-  int circuit_failures = 3;    // connection failures in a row that open the circuit (0: never)
-  int64_t circuit_backoff_us = 1000000;
   Clock clock;            // tests: the "now" passed to the database instead of its clock
 };
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "net/network_url.hpp"
 #include "ratewarden/algorithms.hpp"
 #include "schema.hpp"
 
@@ -101,8 +102,7 @@ std::string url_of(const PgOptions& o) {
   if (!o.user.empty()) name += o.user + (o.has_password ? ":***@" : "@");
   else if (o.has_password) name += ":***@";
   name += (o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host) + ":" + std::to_string(o.port) + "/" +
-          o.dbname + "?schema=" + o.schema + "&table=" + o.table + "&timeout=" + std::to_string(o.timeout_us / 1000) +
-          "ms&connect_timeout=" + std::to_string(o.connect_timeout_us / 1000) + "ms&pool=" + std::to_string(o.pool);
+          o.dbname + "?schema=" + o.schema + "&table=" + o.table + "&" + describe_network_options(o);
   return name;
 }
 

@@ -1,6 +1,7 @@
 #include "pg_url.hpp"
 
 #include "libpq_api.hpp"
+#include "net/network_url.hpp"
 #include "pg_store.hpp"
 #include "ratewarden/errors.hpp"
 
@@ -40,16 +41,11 @@ std::shared_ptr<Store> open_postgres_url(Url& url, std::string_view text, Clock 
   o.has_password = url.has_password;
   o.schema = identifier(url, text, "schema", o.schema);
   o.table = identifier(url, text, "table", o.table);
-  o.timeout_us = take_duration_us(url, "timeout", o.timeout_us);
-  o.connect_timeout_us = take_duration_us(url, "connect_timeout", o.connect_timeout_us);
-  if (o.timeout_us < 1000 || o.connect_timeout_us < 1000) invalid_url(text, "timeouts must be at least 1ms");
-  o.pool = static_cast<int>(take_int(url, "pool", o.pool, 1, 64));
+  take_network_options(url, text, o);
   o.create = take_int(url, "create", 1, 0, 1) == 1;
   o.unlogged = take_int(url, "unlogged", 1, 0, 1) == 1;
   o.sweep_us = take_duration_us(url, "sweep", o.sweep_us);
   o.sweep_blocks = take_int(url, "sweep_blocks", o.sweep_blocks, 1, 1 << 20);
-  o.circuit_failures = static_cast<int>(take_int(url, "circuit_failures", o.circuit_failures, 0, 1000000));
-  o.circuit_backoff_us = take_duration_us(url, "circuit_backoff", o.circuit_backoff_us);
   o.clock = std::move(clock);
   reject_unknown_options(url, text);
   try {

@@ -1,17 +1,9 @@
 #include "client_options.hpp"
 
-#include "ratewarden/errors.hpp"
+#include "net/network_url.hpp"
 #include "tls.hpp"
 
 namespace ratewarden {
-
-void validate_client_options(const RedisClientOptions& options) {
-  if (options.pool < 1 || options.pool > 64) throw InvalidArgument("pool must be between 1 and 64");
-  if (options.timeout_us < 1000 || options.connect_timeout_us < 1000)
-    throw InvalidArgument("timeouts must be at least 1 ms");
-  if (options.circuit_failures < 0) throw InvalidArgument("circuit_failures must be 0 (off) or more");
-  if (options.circuit_backoff_us < 1000) throw InvalidArgument("circuit_backoff must be at least 1 ms");
-}
 
 std::shared_ptr<TlsContext> make_tls(const RedisClientOptions& options) {
   if (!options.tls.enabled) return nullptr;
@@ -39,18 +31,13 @@ RedisEndpoint make_endpoint(const RedisClientOptions& options, std::shared_ptr<T
   return e;
 }
 
-CircuitOptions circuit_of(const RedisClientOptions& options) {
-  return CircuitOptions{options.circuit_failures, options.circuit_backoff_us};
-}
-
 std::string describe_auth(const RedisClientOptions& options) {
   if (options.user.empty() && !options.password) return "";
   return options.user + (options.password ? ":***" : "") + "@";
 }
 
 std::string describe_query(const RedisClientOptions& options) {
-  std::string q = "?timeout=" + std::to_string(options.timeout_us / 1000) + "ms&connect_timeout=" +
-                  std::to_string(options.connect_timeout_us / 1000) + "ms&pool=" + std::to_string(options.pool);
+  std::string q = "?" + describe_network_options(options);
   if (!options.tls.ca_file.empty()) q += "&tls_ca=" + options.tls.ca_file;
   if (!options.tls.cert_file.empty()) q += "&tls_cert=" + options.tls.cert_file;
   if (!options.tls.sni.empty()) q += "&tls_sni=" + options.tls.sni;

@@ -22,7 +22,7 @@ std::string url_of(const ClusterStoreOptions& o) {
 }
 
 std::unique_ptr<RedisCalls> cluster_calls(const ClusterStoreOptions& o, const std::string& name) {
-  validate_client_options(o);
+  validate_network_options(o);
   if (o.seeds.empty() && o.unix_paths.empty()) throw InvalidArgument("a cluster store needs at least one host:port");
   if (!o.unix_paths.empty() && o.tls.enabled) throw InvalidArgument("a cluster on Unix sockets takes no TLS");
   for (const auto& seed : o.seeds)

@@ -41,7 +41,7 @@ std::string url_of(const RedisStoreOptions& o) {
 }
 
 std::unique_ptr<RedisCalls> single_node_calls(const RedisStoreOptions& o, const std::string& name) {
-  validate_client_options(o);
+  validate_network_options(o);
   if (o.unix_path.empty() && (o.port < 1 || o.port > 65535)) throw InvalidArgument("port must be between 1 and 65535");
   RedisEndpoint endpoint = make_endpoint(o, make_tls(o), o.host, o.port, name);
   endpoint.unix_path = o.unix_path;

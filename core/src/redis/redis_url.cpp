@@ -2,6 +2,7 @@
 
 #include "ratewarden/cluster_store.hpp"
 #include "ratewarden/errors.hpp"
+#include "net/network_url.hpp"
 #include "ratewarden/redis_store.hpp"
 
 namespace ratewarden {
@@ -27,11 +28,7 @@ std::string take_string(Url& url, const std::string& name) {
 void read_client_options(Url& url, std::string_view text, bool tls, RedisClientOptions& o) {
   o.user = url.user;
   if (url.has_password) o.password = url.password;
-  o.timeout_us = take_duration_us(url, "timeout", o.timeout_us);
-  o.connect_timeout_us = take_duration_us(url, "connect_timeout", o.connect_timeout_us);
-  o.pool = static_cast<int>(take_int(url, "pool", o.pool, 1, 64));
-  o.circuit_failures = static_cast<int>(take_int(url, "circuit_failures", o.circuit_failures, 0, 1000000));
-  o.circuit_backoff_us = take_duration_us(url, "circuit_backoff", o.circuit_backoff_us);
+  take_network_options(url, text, o);
   o.tls.enabled = tls;
   for (const char* name : {"tls_ca", "tls_cert", "tls_key", "tls_sni", "tls_verify"})
     if (!tls && url.query.count(name) != 0) invalid_url(text, std::string(name) + " needs TLS: use rediss://");
