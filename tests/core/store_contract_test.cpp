@@ -17,7 +17,7 @@ namespace {
 // A store under test: its name, its URL with a prefix of the test's own (its servers started on first use), and
 // what its URL adds for many callers at once (32 on one hot key: a sliding log of 1,000 entries costs a server
 // ~2 ms a call, so calls queue). Timeouts are long: this suite tests what stores decide, on machines as busy as
-// they come, not how fast.
+// they come (a PostgreSQL backend forked for each of 16 connections at once), not how fast.
 struct StoreKind {
   const char* name;
   std::string (*url)(const std::string& prefix);
@@ -26,16 +26,16 @@ struct StoreKind {
 
 const StoreKind kStores[] = {
     {"memory", [](const std::string& prefix) { return "memory://?prefix=" + prefix; }, ""},
-    {"redis", [](const std::string& prefix) { return shared_redis_server().url() + "?timeout=10s&prefix=" + prefix; },
+    {"redis", [](const std::string& prefix) { return shared_redis_server().url() + "?timeout=10s&connect_timeout=10s&prefix=" + prefix; },
      "&pool=2"},
     {"cluster",
-     [](const std::string& prefix) { return shared_redis_cluster().url() + "?timeout=10s&prefix=" + prefix; },
+     [](const std::string& prefix) { return shared_redis_cluster().url() + "?timeout=10s&connect_timeout=10s&prefix=" + prefix; },
      "&pool=2"},
-    {"postgres", [](const std::string& prefix) { return shared_postgres_server().url("?timeout=10s&prefix=" + prefix); },
+    {"postgres", [](const std::string& prefix) { return shared_postgres_server().url("?timeout=10s&connect_timeout=10s&prefix=" + prefix); },
      "&pool=2"},
     {"redis_local_first",
      [](const std::string& prefix) {
-       return shared_redis_server().url() + "?mode=local_first&timeout=10s&prefix=" + prefix;
+       return shared_redis_server().url() + "?mode=local_first&timeout=10s&connect_timeout=10s&prefix=" + prefix;
      },
      "&pool=2"},
 };

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "io/fork_guard.hpp"
+#include "io/per_process.hpp"
 #include "io/io_loop.hpp"
 #include "knowledge.hpp"
 #include "ratewarden/errors.hpp"
@@ -33,9 +33,6 @@ constexpr int64_t kLeaseSyncs = 20;
 // The state every call and every background round shares; the rounds hold it weakly and stop when it goes.
 struct State : std::enable_shared_from_this<State> {
   State(std::shared_ptr<Store> inner_store, HybridOptions o) : inner(std::move(inner_store)), options(std::move(o)) {}
-  ~State() {
-    if (generation.load() == fork_generation()) delete knowledge.load();  // else the parent's: see `knowledge`
-  }
 
   const std::shared_ptr<Store> inner;
   const HybridOptions options;
@@ -43,8 +40,7 @@ struct State : std::enable_shared_from_this<State> {
 
   // This process's knowledge: a forked child starts afresh (what the parent holds is left alone: its locks may be
   // held by threads the child does not have, and a lease used by both would be spent twice).
-  std::atomic<Knowledge*> knowledge{nullptr};
-  std::atomic<uint64_t> generation{UINT64_MAX};
+  PerProcess<Knowledge> knowledge;
 
   // The reset log, read by the background rounds (on the I/O thread).
   std::atomic<int64_t> cursor{-1};
@@ -63,9 +59,11 @@ struct State : std::enable_shared_from_this<State> {
     const int64_t at = read_ok_at.load(std::memory_order_relaxed);
     return at != INT64_MIN && monotonic - at <= std::max(kFreshSyncs * options.sync_us, kFreshFloorUs);
   }
-  Knowledge& known() { return *knowledge.load(std::memory_order_acquire); }
+  // On the I/O thread, in a round (which runs only once this process started).
+  Knowledge& known() { return *knowledge.mine(); }
 
-  void ensure_started();
+  // This process's knowledge; its first call starts its rounds.
+  Knowledge& started();
   void round();
   void read_log();
   void top_up();
@@ -103,35 +101,30 @@ Decision from_lease(const Entry& e, int64_t now) {
   return d;
 }
 
-void State::ensure_started() {
-  const uint64_t g = fork_generation();
-  if (generation.load(std::memory_order_acquire) == g) return;
-  static ForkSafeMutex* start_mu = new ForkSafeMutex;  // lives forever, as every ForkSafeMutex must
-  std::lock_guard<ForkSafeMutex> lock(*start_mu);
-  if (generation.load(std::memory_order_relaxed) == g) return;
-  // The parent's knowledge (if this is a child) is left as it is, kept reachable for leak checkers: see `knowledge`.
-  if (Knowledge* parents = knowledge.load()) {
-    static auto* abandoned = new std::vector<Knowledge*>;
-    abandoned->push_back(parents);
-  }
-  knowledge.store(new Knowledge(options.max_keys, kShards), std::memory_order_release);
-  cursor = -1;
-  epoch.clear();
-  read_ok_at = INT64_MIN;
-  read_in_flight = false;
-  store_calls = sync_batches = dropped = 0;  // a child counts its own
-  // Set before the first round is posted: a round of another generation stops at once.
-  generation.store(g, std::memory_order_release);
-  std::weak_ptr<State> weak = shared_from_this();
-  IoLoop::current().post([weak] {
-    if (auto self = weak.lock()) self->round();
+Knowledge& State::started() {
+  bool made = false;
+  Knowledge& here = knowledge.get([&] {
+    made = true;
+    cursor = -1;
+    epoch.clear();
+    read_ok_at = INT64_MIN;
+    read_in_flight = false;
+    store_calls = sync_batches = dropped = 0;  // a child counts its own
+    return new Knowledge(options.max_keys, kShards);
   });
+  if (made) {
+    std::weak_ptr<State> weak = shared_from_this();
+    IoLoop::current().post([weak] {
+      if (auto self = weak.lock()) self->round();
+    });
+  }
+  return here;
 }
 
 // One background round, on the I/O thread: read the reset log, top leases up, drop what is of no use; then again
 // in `sync`. Rounds stop when the store closes or goes, and in a forked child (which starts its own).
 void State::round() {
-  if (closed || generation.load(std::memory_order_acquire) != fork_generation()) return;
+  if (closed || knowledge.mine() == nullptr) return;
   read_log();
   if (async) top_up();
   known().sweep_next(now());
@@ -309,8 +302,7 @@ class HybridStore final : public Store {
     extra = 0;
     if (call.keys == nullptr) throw InvalidArgument("a hybrid store takes whole storage keys");
     State& s = *state_;
-    s.ensure_started();
-    Knowledge& known = s.known();
+    Knowledge& known = s.started();
     hash = known.hash(call.tag);
     // A reservation may be admitted where a hit is denied; a cancel and a refund change the store's state: they go
     // to the store.
@@ -394,9 +386,9 @@ class HybridStore final : public Store {
 
   void reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) override {
     State& s = *state_;
-    s.ensure_started();
+    Knowledge& known = s.started();
     s.invalidations.fetch_add(1);
-    s.dropped += s.known().forget(tag);
+    s.dropped += known.forget(tag);
     s.inner->reset_async(keys, count, tag, std::move(done));
   }
 
@@ -420,16 +412,13 @@ class HybridStore final : public Store {
 
   StoreStats stats() const override {
     State& s = *state_;
-    s.ensure_started();  // in a forked child: its own knowledge, never the parent's (whose locks may be held)
+    // In a forked child: its own knowledge, never the parent's (whose locks may be held).
+    Knowledge& k = s.started();
     StoreStats out = s.inner->stats();
-    if (Knowledge* k = s.knowledge.load()) {
-      out.keys = k->size();
-      out.max_keys = k->max_entries();
-      out.evictions = k->evictions();
-    } else {
-      out.max_keys = s.options.max_keys;
-    }
-    if (Knowledge* k = s.knowledge.load()) std::tie(out.local_denials, out.local_allows) = k->local_answers();
+    out.keys = k.size();
+    out.max_keys = k.max_entries();
+    out.evictions = k.evictions();
+    std::tie(out.local_denials, out.local_allows) = k.local_answers();
     out.store_calls = s.store_calls;
     out.sync_batches = s.sync_batches;
     const int64_t at = s.read_ok_at;

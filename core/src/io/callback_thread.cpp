@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fork_guard.hpp"
+#include "per_process.hpp"
 
 namespace ratewarden {
 namespace {
@@ -49,22 +50,13 @@ class CallbackThread {
 }  // namespace
 
 void run_on_callback_thread(std::function<void()> task) {
-  // One per process: a child's inherited one has no thread (and its lock may be held by a thread of the parent).
-  static std::atomic<CallbackThread*> thread{nullptr};
-  static std::atomic<uint64_t> generation{0};
-  static ForkSafeMutex* mu = new ForkSafeMutex;
-  watch_forks();
-  const uint64_t gen = fork_generation();
-  CallbackThread* t = thread.load(std::memory_order_acquire);
-  if (t == nullptr || generation.load(std::memory_order_acquire) != gen) {
-    std::lock_guard<ForkSafeMutex> lock(*mu);
-    t = thread.load(std::memory_order_acquire);
-    if (t == nullptr || generation.load(std::memory_order_acquire) != gen) {
-      t = new CallbackThread();  // never destroyed: its thread outlives static destruction
-      thread.store(t, std::memory_order_release);
-      generation.store(gen, std::memory_order_release);
-    }
-  }
+  // One per process, never destroyed (its thread outlives static destruction): a child's inherited one has no
+  // thread, and its lock may be held by a thread of the parent.
+  static auto* threads = new PerProcess<CallbackThread>;
+  CallbackThread* t = &threads->get([] {
+    watch_forks();
+    return new CallbackThread();
+  });
   t->post(std::move(task));
 }
 

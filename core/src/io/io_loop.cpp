@@ -14,6 +14,7 @@
 #include <string>
 
 #include "fork_guard.hpp"
+#include "per_process.hpp"
 #include "ratewarden/clock.hpp"
 
 namespace ratewarden {
@@ -21,33 +22,13 @@ namespace {
 
 thread_local bool is_loop_thread = false;
 
-struct Current {
-  std::atomic<IoLoop*> loop{nullptr};
-  std::atomic<uint64_t> generation{0};
-};
-Current& current_loop() {
-  static Current* c = new Current;  // never destroyed: the loop thread outlives static destruction
-  return *c;
-}
-
 }  // namespace
 
 IoLoop& IoLoop::current() {
-  Current& c = current_loop();
-  const uint64_t gen = fork_generation();
-  IoLoop* loop = c.loop.load(std::memory_order_acquire);
-  if (loop != nullptr && c.generation.load(std::memory_order_acquire) == gen) return *loop;
-  // First use in this process. A loop inherited from the parent has no thread here and its descriptors were
-  // closed by the fork handler: it is left as it is (its memory may hold locks taken by the parent's threads).
-  static ForkSafeMutex* mu = new ForkSafeMutex;
-  std::lock_guard<ForkSafeMutex> lock(*mu);
-  loop = c.loop.load(std::memory_order_acquire);
-  if (loop == nullptr || c.generation.load(std::memory_order_acquire) != gen) {
-    loop = new IoLoop();  // never destroyed: see current_loop()
-    c.loop.store(loop, std::memory_order_release);
-    c.generation.store(gen, std::memory_order_release);
-  }
-  return *loop;
+  // Never destroyed: the loop thread outlives static destruction. A child's inherited loop has no thread, and the
+  // fork handler closed its descriptors.
+  static auto* loops = new PerProcess<IoLoop>;
+  return loops->get([] { return new IoLoop(); });
 }
 
 bool IoLoop::on_loop_thread() { return is_loop_thread; }

@@ -7,20 +7,16 @@
 #pragma once
 
 #include <atomic>
-#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "io/fork_guard.hpp"
 #include "io/io_loop.hpp"
+#include "io/per_process.hpp"
 
 namespace ratewarden {
-
-// Keeps what a forked child inherited and must never touch reachable (for leak checkers), never used.
-void abandon(void* inherited);
 
 template <typename Client, typename Request>
 class ClientHolder {
@@ -33,22 +29,15 @@ class ClientHolder {
       : factory_(std::move(factory)), reject_(reject), closed_message_(name + ": the store was closed") {}
 
   // No call can race with the destructor (the store is going): the client goes after every task already posted
-  // for it, at the end of a turn of the loop.
+  // for it, at the end of a turn of the loop. A parent's (in a forked child) is left alone, by `here_`.
   ~ClientHolder() {
-    Generation* g = current_.load(std::memory_order_acquire);
-    if (g == nullptr) return;
-    if (g->fork_generation != fork_generation()) {  // the parent's: nothing of it is ours to close
-      abandon(g);
-      abandon(g->client);
-      return;
-    }
-    Client* client = g->client;
-    IoLoop* loop = g->loop;
-    loop->post([client, loop] {
-      client->close();
-      loop->defer([client] { delete client; });
+    Here* here = here_.release();
+    if (here == nullptr) return;
+    IoLoop* loop = here->loop;
+    loop->post([here, loop] {
+      here->client->close();
+      loop->defer([here] { delete here; });
     });
-    delete g;
   }
 
   ClientHolder(const ClientHolder&) = delete;
@@ -63,17 +52,17 @@ class ClientHolder {
   // client stays (until the destructor) and fails what still reaches it.
   void close() {
     closed_.store(true, std::memory_order_release);
-    Generation* g = current_.load(std::memory_order_acquire);
-    if (g == nullptr || g->fork_generation != fork_generation()) return;
-    Client* client = g->client;
-    g->loop->post([client] { client->close(); });
+    Here* here = here_.mine();
+    if (here == nullptr) return;
+    Client* client = here->client.get();
+    here->loop->post([client] { client->close(); });
   }
 
  private:
-  struct Generation {
-    uint64_t fork_generation;
+  // This process's client and the loop it lives on.
+  struct Here {
     IoLoop* loop;
-    Client* client;
+    std::unique_ptr<Client> client;
   };
 
   // `owned`: the vector of `requests`, moved into the posted task (no copy); null for a single request.
@@ -82,45 +71,28 @@ class ClientHolder {
       for (size_t i = 0; i < n; ++i) reject_(requests[i], closed_message_);
       return;
     }
-    Generation* g = current();
-    Client* client = g->client;
+    Here& here = here_.get([this] {
+      IoLoop& loop = IoLoop::current();
+      return new Here{&loop, factory_(loop)};
+    });
+    Client* client = here.client.get();
     if (IoLoop::on_loop_thread()) {
       for (size_t i = 0; i < n; ++i) client->route(requests[i]);
       return;
     }
     if (owned == nullptr) {
       Request* request = requests[0];
-      g->loop->post([client, request] { client->route(request); });
+      here.loop->post([client, request] { client->route(request); });
       return;
     }
-    g->loop->post([client, batch = std::move(*owned)] {
+    here.loop->post([client, batch = std::move(*owned)] {
       for (Request* r : batch) client->route(r);
     });
   }
 
-  // This process's client, made now if need be.
-  Generation* current() {
-    Generation* g = current_.load(std::memory_order_acquire);
-    const uint64_t gen = fork_generation();
-    if (g != nullptr && g->fork_generation == gen) return g;
-    IoLoop& loop = IoLoop::current();
-    auto* fresh = new Generation{gen, &loop, factory_(loop).release()};
-    Generation* seen = g;
-    if (current_.compare_exchange_strong(seen, fresh, std::memory_order_acq_rel)) {
-      if (g != nullptr) {
-        abandon(g);
-        abandon(g->client);
-      }
-      return fresh;
-    }
-    delete fresh->client;  // another thread made this process's client first; this one never ran
-    delete fresh;
-    return seen;  // not null: current_ only ever moves to a newer generation
-  }
-
   Factory factory_;
   Reject reject_;
-  std::atomic<Generation*> current_{nullptr};
+  PerProcess<Here> here_;
   std::atomic<bool> closed_{false};
   std::string closed_message_;  // set before closed_
 };

@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "io/fork_guard.hpp"
-#include "net/client_holder.hpp"
+#include "io/per_process.hpp"
 
 namespace ratewarden {
 
