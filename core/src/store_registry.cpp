@@ -5,7 +5,7 @@
 #include <string>
 
 #include "hybrid/hybrid_store.hpp"
-#include "memory_url.hpp"
+#include "memory/memory_url.hpp"
 #ifdef RATEWARDEN_WITH_POSTGRES
 #include "postgres/pg_url.hpp"
 #endif

@@ -1,14 +1,14 @@
-// The memory store's keyed hash and clock.
+// The keyed hash and the clock of the memory store and the hybrid knowledge (core/src/util/).
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "memory/fast_clock.hpp"
-#include "memory/siphash.hpp"
+#include "util/fast_clock.hpp"
+#include "util/siphash.hpp"
 #include "ratewarden/clock.hpp"
 
-namespace ratewarden::memory {
+namespace ratewarden::util {
 namespace {
 
 // CPython 3.11+ hashes bytes with SipHash-1-3, and with PYTHONHASHSEED=0 its key is all zeros:
@@ -51,4 +51,4 @@ TEST(MemoryInternals, TheFastClockIsSteadyClockToTheMicrosecond) {
 }
 
 }  // namespace
-}  // namespace ratewarden::memory
+}  // namespace ratewarden::util

@@ -15,8 +15,10 @@ namespace ratewarden {
 namespace memory {
 class Shard;
 struct KeyRef;
-struct SipKey;
 }  // namespace memory
+namespace util {
+struct SipKey;
+}  // namespace util
 
 struct MemoryStoreOptions {
   // Bound on stored entries (one per key and policy), for the whole store: no live entry is evicted while fewer
@@ -64,7 +66,7 @@ class MemoryStore final : public InProcessStore {
 
   MemoryStoreOptions options_;
   bool own_clock_;
-  std::unique_ptr<memory::SipKey> sip_key_;
+  std::unique_ptr<util::SipKey> sip_key_;
   std::unique_ptr<memory::Shard[]> shards_;
   size_t shard_mask_;
   std::atomic<int64_t> entries_{0};

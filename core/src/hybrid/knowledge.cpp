@@ -8,7 +8,7 @@ namespace ratewarden::hybrid {
 Knowledge::Knowledge(int64_t max_entries, int shards)
     : max_entries_(max_entries),
       per_shard_(max_entries / std::min<int64_t>(shards, max_entries)),
-      hash_key_(memory::random_sip_key()) {
+      hash_key_(util::random_sip_key()) {
   for (int64_t i = 0; i < std::min<int64_t>(shards, max_entries); ++i) shards_.push_back(std::make_unique<Shard>());
 }
 

@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "memory/fast_clock.hpp"
-#include "memory/siphash.hpp"
+#include "util/fast_clock.hpp"
+#include "util/siphash.hpp"
 #include "ratewarden/decision.hpp"
 #include "ratewarden/policy.hpp"
 #include "ratewarden/store.hpp"
@@ -68,10 +68,10 @@ class Knowledge {
     // Counted under the lock already held (no shared counter for threads to bounce between cores).
     int64_t local_denials = 0;
     int64_t local_allows = 0;
-    memory::FastClock clock;  // read under the lock: the monotonic time, cheaper than steady_clock
+    util::FastClock clock;  // read under the lock: the monotonic time, cheaper than steady_clock
   };
 
-  uint64_t hash(std::string_view tag) const { return memory::siphash13(hash_key_, tag); }
+  uint64_t hash(std::string_view tag) const { return util::siphash13(hash_key_, tag); }
   Shard& shard_of(uint64_t hash) { return *shards_[(hash >> 32) % shards_.size()]; }
   // With the shard locked: the call's entry, or null.
   static Entry* find(Shard& shard, uint64_t hash, const CallRef& call);
@@ -103,7 +103,7 @@ class Knowledge {
  private:
   const int64_t max_entries_;
   const int64_t per_shard_;
-  const memory::SipKey hash_key_;
+  const util::SipKey hash_key_;
   std::vector<std::unique_ptr<Shard>> shards_;
   std::atomic<int64_t> evictions_{0};
   std::atomic<size_t> next_sweep_{0};

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "memory/fast_clock.hpp"
+#include "util/fast_clock.hpp"
 #include "ratewarden/algorithms.hpp"
 
 namespace ratewarden::memory {
@@ -64,7 +64,7 @@ class alignas(64) Shard {
   Shard& operator=(const Shard&) = delete;
 
   std::mutex mu;
-  FastClock clock;  // read under mu
+  util::FastClock clock;  // read under mu
 
   // The entry of `key` (expired or not), or null.
   Entry* find(uint64_t hash, const KeyRef& key) const;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace ratewarden::memory {
+namespace ratewarden::util {
 
 struct SipKey {
   uint64_t k0 = 0;
@@ -19,4 +19,4 @@ SipKey random_sip_key();
 
 uint64_t siphash13(const SipKey& key, std::string_view data);
 
-}  // namespace ratewarden::memory
+}  // namespace ratewarden::util

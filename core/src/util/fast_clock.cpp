@@ -3,7 +3,7 @@
 // elapsed / counter ticks since the first anchor). Rate error is a few parts per million early on and shrinks as
 // the process runs, so the extrapolation drifts by nanoseconds before the next anchor corrects it. For the first
 // few milliseconds of a process, before the rate is known, every read is a steady_clock read.
-#include "memory/fast_clock.hpp"
+#include "util/fast_clock.hpp"
 
 #include <chrono>
 #include <fstream>
@@ -16,7 +16,7 @@
 #include <x86intrin.h>
 #endif
 
-namespace ratewarden::memory {
+namespace ratewarden::util {
 
 #if defined(__x86_64__)
 namespace {
@@ -115,4 +115,4 @@ int64_t FastClock::now_us() {
 
 #endif
 
-}  // namespace ratewarden::memory
+}  // namespace ratewarden::util

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "memory/shard.hpp"
-#include "memory/siphash.hpp"
+#include "util/siphash.hpp"
 #include "ratewarden/algorithms.hpp"
 #include "ratewarden/errors.hpp"
 
@@ -53,7 +53,7 @@ bool try_lock(std::mutex& mu) {
 MemoryStore::MemoryStore(MemoryStoreOptions options)
     : options_(std::move(options)),
       own_clock_(!options_.clock),
-      sip_key_(new memory::SipKey(memory::random_sip_key())),
+      sip_key_(new util::SipKey(util::random_sip_key())),
       earliest_expiry_hint_(Shard::kNever) {
   if (options_.max_keys < 1 || options_.max_keys > kMaxKeysLimit)
     throw InvalidArgument("max_keys must be between 1 and " + std::to_string(kMaxKeysLimit));
@@ -71,7 +71,7 @@ MemoryStore::~MemoryStore() = default;
 Shard& MemoryStore::shard_for(uint64_t tag_hash) const { return shards_[(tag_hash >> 40) & shard_mask_]; }
 
 size_t MemoryStore::shard_of(std::string_view user_key) const {
-  return static_cast<size_t>(&shard_for(memory::siphash13(*sip_key_, user_key)) - shards_.get());
+  return static_cast<size_t>(&shard_for(util::siphash13(*sip_key_, user_key)) - shards_.get());
 }
 
 int64_t MemoryStore::now_in(Shard& shard) const {
@@ -173,7 +173,7 @@ Decision MemoryStore::decide_one(Shard& shard, uint64_t tag_hash, int64_t now, c
 }
 
 Decision MemoryStore::decide(const StoreCall& call) {
-  const uint64_t tag_hash = memory::siphash13(*sip_key_, call.tag);
+  const uint64_t tag_hash = util::siphash13(*sip_key_, call.tag);
   Shard& shard = shard_for(tag_hash);
   std::lock_guard<std::mutex> lock(shard.mu);
   // Read inside the lock: time never goes back for the entries of one shard.
@@ -224,7 +224,7 @@ Decision MemoryStore::decide(const StoreCall& call) {
 }
 
 void MemoryStore::reset(const std::string* keys, size_t count, std::string_view tag) {
-  const uint64_t tag_hash = memory::siphash13(*sip_key_, tag);
+  const uint64_t tag_hash = util::siphash13(*sip_key_, tag);
   Shard& shard = shard_for(tag_hash);
   std::lock_guard<std::mutex> lock(shard.mu);
   for (size_t i = 0; i < count; ++i) {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace ratewarden::memory {
+namespace ratewarden::util {
 
 // Not thread-safe: each shard owns one and reads it under its lock (no thread_local, which costs a call per access
 // in a shared library such as the Python and Node extensions). Never goes back; within a microsecond of
@@ -26,4 +26,4 @@ class FastClock {
   int64_t floor_us_ = std::numeric_limits<int64_t>::min();  // the latest value returned
 };
 
-}  // namespace ratewarden::memory
+}  // namespace ratewarden::util

@@ -1,9 +1,9 @@
-#include "memory/siphash.hpp"
+#include "util/siphash.hpp"
 
 #include <cstring>
 #include <random>
 
-namespace ratewarden::memory {
+namespace ratewarden::util {
 namespace {
 
 inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
@@ -73,4 +73,4 @@ uint64_t siphash13(const SipKey& key, std::string_view data) {
   return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 
-}  // namespace ratewarden::memory
+}  // namespace ratewarden::util

@@ -1,4 +1,4 @@
-#include "memory_url.hpp"
+#include "memory/memory_url.hpp"
 
 #include "ratewarden/errors.hpp"
 #include "ratewarden/memory_store.hpp"
