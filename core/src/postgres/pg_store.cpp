@@ -96,6 +96,15 @@ void reject_request(PgRequest* request, const std::string& message) {
   finish_request(request);
 }
 
+// A request's end told to a DoneCallback: nothing, or the request's error.
+std::function<void(PgRequest&)> ends_with(DoneCallback done) {
+  return [done = std::move(done)](PgRequest& req) {
+    if (!req.failed()) return done(nullptr);
+    const StoreError e(req.error, req.error_message);
+    done(&e);
+  };
+}
+
 // The store's name: its URL, the password masked, with the options in effect.
 std::string url_of(const PgOptions& o) {
   std::string name = "postgres://";
@@ -126,12 +135,22 @@ PostgresStore::~PostgresStore() = default;
 
 void PostgresStore::close() { holder_.close(); }
 
-PgRequest* PostgresStore::decision_request(const StoreCall& call, const std::string& now) const {
+PgRequest* PostgresStore::request(const char* statement) const {
   auto* r = new PgRequest;
-  const Policy* p = call.policies;
+  r->statement = statement;
+  r->deadline_us = monotonic_now_us() + shared_->options.timeout_us;
+  return r;
+}
+
+PgRequest* PostgresStore::decision_request(const StoreCall& call, const std::string& now) const {
   const bool one = call.count == 1 && (call.mode == Mode::hit || call.mode == Mode::peek);
+  PgRequest* r = request(call.mode == Mode::cancel ? kCancelStatement
+                         : one                     ? kDecideOneStatement
+                         : call.mode == Mode::reserve ? kReserveStatement
+                         : call.mode == Mode::refund  ? kRefundStatement
+                                                      : kDecideStatement);
+  const Policy* p = call.policies;
   if (call.mode == Mode::cancel || one) {  // one policy, scalar parameters (cancel: Limiter::cancel)
-    r->statement = one ? kDecideOneStatement : kCancelStatement;
     r->param(call.keys[0], 1);
     r->param(std::string(algorithm_name(p[0].algorithm)));
     r->param(std::to_string(p[0].limit));
@@ -140,9 +159,6 @@ PgRequest* PostgresStore::decision_request(const StoreCall& call, const std::str
     r->param(std::to_string(call.cost));
     r->param(one ? (call.mode == Mode::hit ? "t" : "f") : std::to_string(call.ticket));
   } else {
-    r->statement = call.mode == Mode::reserve  ? kReserveStatement
-                   : call.mode == Mode::refund ? kRefundStatement
-                                               : kDecideStatement;
     r->param(bytea_array(call.keys, call.count), 1);
     r->param(int_array(call.count, [p](size_t i) { return std::string(algorithm_name(p[i].algorithm)); }));
     r->param(int_array(call.count, [p](size_t i) { return std::to_string(p[i].limit); }));
@@ -158,7 +174,6 @@ PgRequest* PostgresStore::decision_request(const StoreCall& call, const std::str
     r->null_param();
   else
     r->param(now);
-  r->deadline_us = monotonic_now_us() + shared_->options.timeout_us;
   return r;
 }
 
@@ -216,25 +231,17 @@ void PostgresStore::decide_many_async(const StoreCall* calls, size_t n, Decision
 }
 
 void PostgresStore::reset_async(const std::string* keys, size_t count, std::string_view tag, DoneCallback done) {
-  auto* r = new PgRequest;
-  r->statement = kResetStatement;
+  PgRequest* r = request(kResetStatement);
   r->param(bytea_array(keys, count), 1);
   r->param(std::string(tag), 1);  // logged for the hybrid modes (decide.sql, <table>_reset)
-  r->deadline_us = monotonic_now_us() + shared_->options.timeout_us;
-  r->done = [done = std::move(done)](PgRequest& req) {
-    if (!req.failed()) return done(nullptr);
-    const StoreError e(req.error, req.error_message);
-    done(&e);
-  };
+  r->done = ends_with(std::move(done));
   holder_.submit(r);
 }
 
 void PostgresStore::read_resets_async(int64_t cursor, ResetLogCallback done) {
-  auto* r = new PgRequest;
-  r->statement = kReadResetsStatement;
+  PgRequest* r = request(kReadResetsStatement);
   r->param(std::to_string(cursor));
   r->param("1000");
-  r->deadline_us = monotonic_now_us() + shared_->options.timeout_us;
   r->done = [done = std::move(done), name = &shared_->name](PgRequest& req) {
     ResetLogRead read;
     if (!req.failed() && !parse_reset_log(req, read)) req.fail(ErrorCode::store_error, *name + ": unexpected reply");
@@ -246,14 +253,8 @@ void PostgresStore::read_resets_async(int64_t cursor, ResetLogCallback done) {
 }
 
 void PostgresStore::check_async(DoneCallback done) {
-  auto* r = new PgRequest;
-  r->statement = kCheckStatement;
-  r->deadline_us = monotonic_now_us() + shared_->options.timeout_us;
-  r->done = [done = std::move(done)](PgRequest& req) {
-    if (!req.failed()) return done(nullptr);
-    const StoreError e(req.error, req.error_message);
-    done(&e);
-  };
+  PgRequest* r = request(kCheckStatement);
+  r->done = ends_with(std::move(done));
   holder_.submit(r);
 }
 

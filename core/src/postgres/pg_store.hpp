@@ -29,6 +29,8 @@ class PostgresStore final : public Store {
   std::string describe() const override { return shared_->name; }
 
  private:
+  // A new request of `statement`, due within the store's timeout from now.
+  PgRequest* request(const char* statement) const;
   PgRequest* decision_request(const StoreCall& call, const std::string& now) const;
 
   std::shared_ptr<PgShared> shared_;
