@@ -103,6 +103,12 @@ typedef struct rw_store_t rw_store_t;
  * Fails with RW_ERR_INVALID_ARGUMENT for a malformed URL. */
 RW_EXPORT int rw_store_open(const char *url, rw_store_t **store, char **errmsg);
 
+/* Like rw_store_open, but the store of a shared URL (Redis, Redis Cluster, PostgreSQL) is the one already open in
+ * this process for the same URL string, while any handle holds it: one connection pool per server, however many
+ * parts of a program open it (Python's open_store and Node's limiters given a URL do the same). A memory:// URL
+ * opens a new store at each call. Each call returns a handle of its own, to close with rw_store_close. */
+RW_EXPORT int rw_store_open_shared(const char *url, rw_store_t **store, char **errmsg);
+
 /* Releases the handle. Limiters made on it keep working. */
 RW_EXPORT void rw_store_close(rw_store_t *store);
 

@@ -276,6 +276,12 @@ int rw_store_open(const char* url, rw_store_t** store, char** errmsg) {
   return guarded(errmsg, [&] { *store = new rw_store_t{ratewarden::open_store(url)}; });
 }
 
+int rw_store_open_shared(const char* url, rw_store_t** store, char** errmsg) {
+  if (url == nullptr) return null_argument(errmsg, "url");
+  if (store == nullptr) return null_argument(errmsg, "store");
+  return guarded(errmsg, [&] { *store = new rw_store_t{ratewarden::open_shared_store(url)}; });
+}
+
 int rw_store_open_with_clock(const char* url, rw_clock_fn now_us, void* user_data, rw_store_t** store,
                              char** errmsg) {
   if (url == nullptr) return null_argument(errmsg, "url");

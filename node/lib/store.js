@@ -4,6 +4,9 @@
 const native = require('./native');
 const { invalidArgument } = require('./errors');
 
+// Store options only storeFor gives: open through the core's open_shared_store.
+const OPEN_SHARED = Symbol('open through the process\'s shared stores');
+
 class Store {
   #native;
 
@@ -16,13 +19,13 @@ class Store {
       throw invalidArgument(`store must be a URL string such as "memory://" or "redis://127.0.0.1:6379", got ${typeof url}`);
     }
     if (options === null || typeof options !== 'object') throw invalidArgument('Store options must be an object');
-    const { testClock, ...unknown } = options;
+    const { testClock, [OPEN_SHARED]: openShared = false, ...unknown } = options;
     const extra = Object.keys(unknown);
     if (extra.length > 0) throw invalidArgument(`unknown Store option "${extra[0]}" (known: testClock)`);
     if (testClock !== undefined && !(testClock instanceof native.TestClock)) {
       throw invalidArgument('testClock must be a TestClock');
     }
-    this.#native = new native.Store(url, testClock);
+    this.#native = new native.Store(url, testClock, openShared);
   }
 
   // True for a store that never waits on I/O (the memory store): its calls complete synchronously.
@@ -56,29 +59,17 @@ class Store {
   }
 }
 
-// Opening by URL never changes what is counted (the same rule as Python's open_store). A shared store's URL names a
-// server, whose state is the same whichever Store reaches it: limiters on one URL string get one Store, so one
-// connection pool per server, not per limiter. memory:// names no place: each limiter given that string gets a
+// Opening by URL never changes what is counted: the core's rule (open_shared_store), which Python's open_store and
+// the C ABI's rw_store_open_shared follow too. A shared store's URL names a server, whose state is the same whichever
+// Store reaches it: limiters on one URL string get one core store, so one connection pool per server, not per
+// limiter, for as long as one of them holds it. memory:// names no place: each limiter given that string gets a
 // store of its own, as each limiter of express-rate-limit has its own memory; to share one, pass a Store.
-// The table holds stores weakly: once no limiter uses one, it is collected and its connections closed.
-const shared = new Map();  // URL -> WeakRef<Store>
-const collected = new FinalizationRegistry((url) => {
-  if (shared.get(url)?.deref() === undefined) shared.delete(url);
-});
-
 function storeFor(spec) {
   if (spec instanceof Store) return spec;
   if (typeof spec !== 'string') {
     throw invalidArgument('store must be a URL string (such as "memory://" or "redis://127.0.0.1:6379") or a Store');
   }
-  let store = shared.get(spec)?.deref();
-  if (store === undefined) {
-    store = new Store(spec);
-    if (!store.shared) return store;
-    shared.set(spec, new WeakRef(store));
-    collected.register(store, spec);
-  }
-  return store;
+  return new Store(spec, { [OPEN_SHARED]: true });
 }
 
 module.exports = { Store, storeFor, TestClock: native.TestClock };

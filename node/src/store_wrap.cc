@@ -45,6 +45,7 @@ StoreWrap::StoreWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<StoreWra
   if (!info[0].IsString()) throw_invalid(env, "store must be a URL string such as \"memory://\" or \"redis://host:6379\"");
   const std::string url = info[0].As<Napi::String>().Utf8Value();
   store_ = guarded(env, [&] {
+    if (info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value()) return ratewarden::open_shared_store(url);
     if (info[1].IsUndefined()) return ratewarden::open_store(url);
     Napi::Object clock = info[1].ToObject();
     if (!clock.InstanceOf(addon_data(env).clock_class.Value())) throw_invalid(env, "testClock must be a TestClock");

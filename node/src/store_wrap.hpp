@@ -24,7 +24,7 @@ class TestClockWrap : public Napi::ObjectWrap<TestClockWrap> {
   std::shared_ptr<std::atomic<int64_t>> now_ = std::make_shared<std::atomic<int64_t>>(0);
 };
 
-// new Store(url[, testClock]).
+// new Store(url[, testClock[, openShared]]): openShared, through the core's open_shared_store (store.js, storeFor).
 class StoreWrap : public Napi::ObjectWrap<StoreWrap> {
  public:
   static Napi::Function define(Napi::Env env);

@@ -119,6 +119,17 @@ void bind_store(py::module_& m) {
            "What the store holds now, without a round trip: a StoreStats (zeros for a network store, whose keys are "
            "on the server).")
       .def("__repr__", [](const Store& s) { return "Store('" + s.describe() + "')"; });
+
+  m.def(
+      "open_shared_store",
+      [](py::handle url) {
+        const std::string text = to_string(url, "url");
+        py::gil_scoped_release nogil;
+        return open_shared_store(text);
+      },
+      py::arg("url"),
+      "The store of `url` as this process shares it (the core's open_shared_store): one Store per shared URL while "
+      "something holds it; a new store for memory://.");
 }
 
 void bind_limiter(py::module_& m) {

@@ -109,6 +109,9 @@ static void test_misuse(void) {
   EXPECT_ERROR(rw_store_open(NULL, &store, &err), RW_ERR_INVALID_ARGUMENT, "url");
   EXPECT_ERROR(rw_store_open("memory://", NULL, &err), RW_ERR_INVALID_ARGUMENT, "store");
   EXPECT_ERROR(rw_store_open("nosql://x", &store, &err), RW_ERR_INVALID_ARGUMENT, "nosql://x");
+  EXPECT_ERROR(rw_store_open_shared(NULL, &store, &err), RW_ERR_INVALID_ARGUMENT, "url");
+  EXPECT_ERROR(rw_store_open_shared("memory://", NULL, &err), RW_ERR_INVALID_ARGUMENT, "store");
+  EXPECT_ERROR(rw_store_open_shared("nosql://x", &store, &err), RW_ERR_INVALID_ARGUMENT, "nosql://x");
   EXPECT_ERROR(rw_store_open("redis://u:hunter2@h:99999", &store, &err), RW_ERR_INVALID_ARGUMENT, "port");
   char *err = NULL;
   CHECK(rw_store_open("redis://u:hunter2@h:99999", &store, &err) == RW_ERR_INVALID_ARGUMENT);
@@ -589,6 +592,24 @@ static void test_reservations(const char *url) {
   rw_store_close(store);
 }
 
+/* rw_store_open_shared: a memory:// URL opens a new store each time; a shared URL's handle outlives the closing of
+ * the others (that they hold one store is tested in the core: store_contract_test, OpenedOncePerProcessWhenShared). */
+static void test_open_shared(const char *url, int shared) {
+  start_phase(url);
+  rw_store_t *first = NULL, *second = NULL;
+  CHECK(rw_store_open_shared(url, &first, NULL) == RW_OK && first != NULL);
+  CHECK(rw_store_open_shared(url, &second, NULL) == RW_OK && second != NULL && second != first);
+  rw_limiter_t *a = make_limiter_with(first, "1/minute", "fixed_window", "capi-shared", "raise");
+  rw_limiter_t *b = make_limiter_with(second, "1/minute", "fixed_window", "capi-shared", "raise");
+  CHECK(rw_reset(a, "k", 1, NULL) == RW_OK);
+  CHECK(hit(a, "k", 1).allowed == 1);
+  rw_limiter_destroy(a);
+  rw_store_close(first);
+  CHECK(hit(b, "k", 1).allowed == !shared);
+  rw_limiter_destroy(b);
+  rw_store_close(second);
+}
+
 int main(void) {
   test_version_and_status();
   test_misuse();
@@ -597,6 +618,7 @@ int main(void) {
   test_operations("memory://", "rw");
   test_policy_index("memory://", "rw");
   test_reservations("memory://");
+  test_open_shared("memory://", 0);
 
   struct redis_server *redis = start_redis("");
   test_operations(redis->url, "capi");
@@ -604,6 +626,7 @@ int main(void) {
   test_store_failures(redis);
   test_store_stats(redis->url);
   test_reservations(redis->url);
+  test_open_shared(redis->url, 1);
   stop_redis(redis);
 
   printf("%d passed, 0 failed\n", atomic_load(&checks));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "across_processes.hpp"
@@ -93,6 +94,21 @@ TEST_P(StoreContract, SharedAsItsTraitsSay) {
   second.reset("k");
   EXPECT_TRUE(first.hit("k", 3).allowed);
   EXPECT_EQ(second.peek("k").remaining, store->traits().shared ? 1 : 4);
+}
+
+// open_shared_store (what Python's open_store, Node's limiters given a URL and rw_store_open_shared use): a shared
+// store's URL gives one Store while something holds it, even to threads asking at once, and none once nothing does;
+// any other store is new at each call.
+TEST_P(StoreContract, OpenedOncePerProcessWhenShared) {
+  const std::string url = this->url();
+  std::vector<std::shared_ptr<Store>> opened(8);
+  std::vector<std::thread> threads;
+  for (auto& store : opened) threads.emplace_back([&store, &url] { store = open_shared_store(url); });
+  for (auto& t : threads) t.join();
+  const bool shared = opened[0]->traits().shared;
+  for (size_t i = 1; i < opened.size(); ++i) EXPECT_EQ(opened[i] == opened[0], shared);
+  std::weak_ptr<Store> held_by_none = open_shared_store(GetParam().url("held_by_none"));
+  EXPECT_TRUE(held_by_none.expired());
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreContract, ::testing::ValuesIn(kStores), kind_name);

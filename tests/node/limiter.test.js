@@ -236,10 +236,17 @@ describe('Redis store', () => {
     });
   });
 
-  test('limiters given the same URL string share one Store', () => {
+  test('limiters given the same URL string share one store', async () => {
     const other = new Limiter({ policy: '5/minute', store: redis.url });
-    assert.equal(other.store, limiter.store);
     assert.deepEqual([other.store.inMemory, other.store.shared], [false, true]);
+    // A hybrid store counts the calls it sends to Redis: another limiter's store sees this one's calls only if it is
+    // the same core store (one connection pool), not another opened on the same URL.
+    const url = `${redis.url}?mode=local_first&prefix=one-store`;
+    const a = new Limiter({ policy: '5/minute', store: url });
+    const b = new Limiter({ policy: '5/minute', store: url });
+    await a.hit('k');
+    assert.equal(b.store.stats().storeCalls, 1);
+    assert.equal(new Store(url).stats().storeCalls, 0);
   });
 
   test('many hits in flight on one key: exactly the limit is allowed', async () => {

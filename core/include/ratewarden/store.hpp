@@ -191,4 +191,11 @@ std::shared_ptr<Store> open_store(std::string_view url);
 // the PostgreSQL functions get instead of reading the server's clock. An empty clock means the usual one.
 std::shared_ptr<Store> open_store(std::string_view url, Clock clock);
 
+// The store of `url` as this process shares it — what Python's open_store, Node's Limiter given a URL and the C
+// ABI's rw_store_open_shared call. A shared store's URL names a server: while something holds the store opened for
+// that URL string, the same Store is returned, so the limiters on it share one connection pool. memory:// names no
+// place: each call opens a new, empty store. Either way, opening by URL never changes what is counted. The process
+// holds the stores weakly: one that nothing holds is closed as usual.
+std::shared_ptr<Store> open_shared_store(std::string_view url);
+
 }  // namespace ratewarden

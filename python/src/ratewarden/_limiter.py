@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import weakref
 from typing import Iterable, List, Optional, Union
 
@@ -15,23 +14,14 @@ __all__ = ["Limiter", "open_store"]
 
 Key = Union[str, bytes]
 
-_stores: "weakref.WeakValueDictionary[str, Store]" = weakref.WeakValueDictionary()
-_stores_lock = threading.Lock()
-
-
 def open_store(url: str) -> Store:
-    """The store of ``url``. A URL of a shared store (``redis://...``, ``redis+cluster://...``) names a server: every
-    call with the same URL string returns the same ``Store`` while something uses it, so the limiters on it share one
-    connection pool. ``memory://...`` names no place: each call opens a new, empty store (as Node's
-    ``new Limiter({store: 'memory://'})`` does). Limiters that must share a memory store's counts are given one
-    ``Store``. Either way, opening by URL never changes what is counted."""
-    with _stores_lock:
-        store = _stores.get(url)
-        if store is None:
-            store = Store(url)
-            if store.shared:  # held weakly: closed once no limiter uses it
-                _stores[url] = store
-        return store
+    """The store of ``url``. A URL of a shared store (``redis://...``, ``redis+cluster://...``, ``postgres://...``)
+    names a server: every call with the same URL string returns the same ``Store`` while something uses it, so the
+    limiters on it share one connection pool. ``memory://...`` names no place: each call opens a new, empty store (as
+    Node's ``new Limiter({store: 'memory://'})`` does). Limiters that must share a memory store's counts are given one
+    ``Store``. Either way, opening by URL never changes what is counted. The rule is the core's (open_shared_store),
+    which Node and the C ABI's ``rw_store_open_shared`` follow too."""
+    return _native.open_shared_store(url)
 
 
 class Limiter(Pacing, _native.Limiter):

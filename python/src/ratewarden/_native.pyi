@@ -103,6 +103,8 @@ class Store:
     @property
     def shared(self) -> bool: ...
 
+def open_shared_store(url: str) -> Store: ...
+
 class Limiter:
     def __init__(
         self,
