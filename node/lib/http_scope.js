@@ -20,7 +20,19 @@ const { Store } = require('./store');
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 const ranks = new Map();  // description digest -> limiters made with it so far
-const named = new WeakMap();  // Store -> Map<scope, { signature, token }>
+// Core store identity -> { holder: WeakRef<Store>, scopes: Map<scope, { signature, token }> }. Limiters given one URL
+// have Store objects of their own around one core store (store.js, storeFor): scopes follow the core store. An entry
+// whose holder is gone is made again: its store may be gone too, and its address another store's now.
+const named = new Map();
+
+function scopesOf(store) {
+  const id = Store.native(store).identity;
+  let entry = named.get(id);
+  if (entry === undefined || entry.holder.deref() === undefined) {
+    named.set(id, entry = { holder: new WeakRef(store), scopes: new Map() });
+  }
+  return entry.scopes;
+}
 
 // `signature`: what the limiter counts, as text. Returns { scope, token }: token is one object per (store, scope),
 // by which a request knows the counters it was counted on already.
@@ -34,8 +46,7 @@ function scopeFor(explicit, signature, store) {
   if (typeof explicit !== 'string' || !NAME.test(explicit)) {
     throw invalidArgument(`scope must be 1 to 64 letters, digits, "_", "." or "-", got ${JSON.stringify(explicit)}`);
   }
-  let scopes = named.get(store);
-  if (scopes === undefined) named.set(store, scopes = new Map());
+  const scopes = scopesOf(store);
   const prior = scopes.get(explicit);
   if (prior === undefined) {
     const entry = { signature, token: {} };

@@ -1,6 +1,8 @@
 #include "store_wrap.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <string>
 
 #include "addon.hpp"
 #include "errors.hpp"
@@ -37,7 +39,8 @@ Napi::Function StoreWrap::define(Napi::Env env) {
                      {InstanceMethod<&StoreWrap::describe>("describe"),
                       InstanceMethod<&StoreWrap::stats>("stats"),
                       InstanceAccessor<&StoreWrap::get_in_memory>("inMemory"),
-                      InstanceAccessor<&StoreWrap::get_shared>("shared")});
+                      InstanceAccessor<&StoreWrap::get_shared>("shared"),
+                      InstanceAccessor<&StoreWrap::get_identity>("identity")});
 }
 
 StoreWrap::StoreWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<StoreWrap>(info) {
@@ -87,6 +90,10 @@ Napi::Value StoreWrap::get_in_memory(const Napi::CallbackInfo& info) {
 
 Napi::Value StoreWrap::get_shared(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), store_->traits().shared);
+}
+
+Napi::Value StoreWrap::get_identity(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), std::to_string(reinterpret_cast<uintptr_t>(store_.get())));
 }
 
 }  // namespace rwnode

@@ -38,6 +38,9 @@ class StoreWrap : public Napi::ObjectWrap<StoreWrap> {
 
  private:
   Napi::Value describe(const Napi::CallbackInfo& info);
+  // The core store's address, as text: the same for every StoreWrap around one core store while it lives
+  // (http_scope.js keys named scopes by it).
+  Napi::Value get_identity(const Napi::CallbackInfo& info);
   // {keys, maxKeys, evictions}: the core's StoreStats.
   Napi::Value stats(const Napi::CallbackInfo& info);
   Napi::Value get_in_memory(const Napi::CallbackInfo& info);

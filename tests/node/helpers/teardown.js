@@ -52,13 +52,17 @@ function makeCalls(lib, url, n, ready = () => {}) {
 }
 
 async function inWorker(end) {
-  // The main thread's own store first: the I/O thread is running and counted before the worker starts.
+  // The main thread's own store first, held to the end: the I/O thread is running and counted before the worker
+  // starts. The worker's URL differs (its prefix), so that the worker has a store of its own: limiters given one URL
+  // share one store across threads, and that store's pool would grow with the worker's calls and stay.
   const { Limiter } = require(lib);
-  await new Limiter({ policy: '1000000/minute', store: url }).hit('main');
+  const main = new Limiter({ policy: '1000000/minute', store: url });
+  await main.hit('main');
+  const workerUrl = `${url}${url.includes('?') ? '&' : '?'}prefix=teardown-worker`;
   const before = { threads: threads(), sockets: sockets() };
   const worker = new Worker(`
     const { parentPort } = require('node:worker_threads');
-    (${makeCalls})(${JSON.stringify(lib)}, ${JSON.stringify(url)}, ${calls}, () => parentPort.postMessage('started'));
+    (${makeCalls})(${JSON.stringify(lib)}, ${JSON.stringify(workerUrl)}, ${calls}, () => parentPort.postMessage('started'));
     ${end === 'cleanup' ? `setTimeout(() => process.exit(0), ${delay});` : ''}
   `, { eval: true });
   const exited = new Promise((resolve) => worker.once('exit', resolve));
@@ -78,7 +82,7 @@ async function inWorker(end) {
     if (after.threads === before.threads && after.sockets === before.sockets) break;
     await sleep(50);
   }
-  console.log(JSON.stringify({ scenario, before, gone, after }));
+  console.log(JSON.stringify({ scenario, before, gone, after, mainStore: main.store.shared }));
 }
 
 if (scenario === 'exit') {
