@@ -1,8 +1,8 @@
 -- gcra, one policy (the layout: gcra.lua), and token_bucket's too: its stored full-at instant is this TAT, the same
--- number with the same arithmetic (token_bucket.lua; cmake/embed_lua.cmake puts this file before both scripts).
--- First in the script, before prelude.lua: a Redis script's body runs afresh on every call, so this path creates no
--- function and no table. TIME (or the test clock), GET, and SET PX only for an allowed hit. Replies with one integer
--- (commands.cpp, to_decision): reset_after = tat - now, as is for an allowed call and as -1 - reset_after for a
+-- number with the same arithmetic (token_bucket.lua; the fast column of algorithm_table.hpp puts this file before both
+-- scripts). First in the script, before prelude.lua: a Redis script's body runs afresh on every call, so this path
+-- creates no function and no table. TIME (or the test clock), GET, and SET PX only for an allowed hit. Replies with one
+-- integer (commands.cpp, to_decision): reset_after = tat - now, as is for an allowed call and as -1 - reset_after for a
 -- denial; the rest of the decision follows from it, the policy and the cost.
 if ARGV[2] ~= 'f' and #KEYS == 1 and #ARGV == 6 then
   local cost, limit, period, burst = tonumber(ARGV[1]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
