@@ -1,9 +1,11 @@
 # Embeds the Lua scripts: for each row X(name, State, option, fast) of the algorithm table, [<fast>_fast.lua +]
 # prelude.lua + <name>.lua + decide_all.lua become one string literal of OUTPUT, in table order
 # (core/src/redis/scripts.cpp includes it in an array initializer). The fast paths come from the row's fast column
-# (none: no fast paths).
+# (none: no fast paths). Each line "--@fragment <name>@" of the joined script is then replaced by
+# core/src/algorithms/fragments/<name>.lua (cmake/fragments.cmake).
 # Run as: cmake -DTABLE=algorithm_table.hpp -DLUA_DIR=core/src/algorithms -DOUTPUT=.. -P this-file
 include(${CMAKE_CURRENT_LIST_DIR}/algorithms.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/fragments.cmake)
 ratewarden_read_algorithms("${TABLE}" algorithms)
 file(READ "${LUA_DIR}/prelude.lua" prelude)
 file(READ "${LUA_DIR}/decide_all.lua" driver)
@@ -15,6 +17,7 @@ foreach(algorithm ${algorithms})
     file(READ "${LUA_DIR}/${fast_name}_fast.lua" fast)
   endif()
   file(READ "${LUA_DIR}/${algorithm}.lua" body)
-  string(APPEND out "R\"rwlua(${fast}${prelude}${body}${driver})rwlua\",\n")
+  ratewarden_splice_fragments("${fast}${prelude}${body}${driver}" "${LUA_DIR}/fragments" ".lua" script)
+  string(APPEND out "R\"rwlua(${script})rwlua\",\n")
 endforeach()
 file(WRITE "${OUTPUT}" "${out}")

@@ -113,15 +113,15 @@ if ARGV[2] ~= 'f' and #KEYS == 1 and #ARGV == 6 then
 end
 
 -- Several policies: the same reads and arithmetic per policy (one table each), every state written only when all
--- policies allow a hit (decide_all.lua's rules), and decide_all.lua's 7-integer reply, the policy reported chosen as
--- combine_decisions does.
+-- policies allow a hit (decide_all.lua's rules), and decide_all.lua's 7-integer reply, the policy reported chosen by
+-- fragments/combine_decisions.lua.
 if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1]) and (ARGV[3] == '' or tonumber(ARGV[3])) then
   local cost, clock_now, grace_ms = tonumber(ARGV[1]), tonumber(ARGV[3]), 1000
   if ARGV[3] == '' then
     local t = redis.call('TIME')
     clock_now, grace_ms = tonumber(t[1]) * 1000000 + tonumber(t[2]), 0
   end
-  local states, all = {}, true
+  local states, all_allowed = {}, true
   for i = 1, #KEYS do
     local limit, n = tonumber(ARGV[3 * i + 1]), tonumber(ARGV[3 * i + 3])
     local w = math.floor(tonumber(ARGV[3 * i + 2]) / n)
@@ -149,17 +149,17 @@ if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1])
       estimate = full + math.floor((old * weight + 999) / 1000)
     end
     local allowed = estimate + cost <= limit
-    all = all and allowed
+    all_allowed = all_allowed and allowed
     states[i] = {limit = limit, n = n, w = w, now = now, b = b, c = c, full = full, cur = cur, old = old,
                  estimate = estimate, allowed = allowed, counts = counts}
   end
-  local hit = all and ARGV[2] == '1'
-  local index, retry, remaining, reset
+  local hit = all_allowed and ARGV[2] == '1'
+  local index, best_retry, best_remaining, reset
   for i = 1, #KEYS do
     local s = states[i]
     local limit, n, w, now, c, counts = s.limit, s.n, s.w, s.now, s.c, s.counts
     local newest_counted = s.cur > 0 and c or nil
-    local r = 0
+    local retry_after = 0
     if hit then
       s.estimate, newest_counted = s.estimate + cost, c
       if s.b and not counts then
@@ -195,7 +195,7 @@ if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1])
             offset = q >= 1000 and 0 or w - math.floor(q * w / 1000)
           end
           if offset < w then
-            r = math.max(cc * w + offset, now) - now
+            retry_after = math.max(cc * w + offset, now) - now
             break
           end
         end
@@ -206,13 +206,11 @@ if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and tonumber(ARGV[1])
         if newest_counted == nil and counts[k] then newest_counted = k end
       end
     end
-    local left = limit - s.estimate
-    if left < 0 then left = 0 end
-    if s.allowed == all and (index == nil or r > retry or (r == retry and left < remaining)) then
-      index, retry, remaining = i, r, left
-      reset = newest_counted and (newest_counted + n + 1) * w - now or 0
-    end
+    local allowed, remaining = s.allowed, limit - s.estimate
+    if remaining < 0 then remaining = 0 end
+    --@fragment combine_decisions@
+    if index == i then reset = newest_counted and (newest_counted + n + 1) * w - now or 0 end
   end
   local s = states[index]
-  return {all and 1 or 0, s.limit, remaining, reset, retry, s.estimate, index - 1}
+  return {all_allowed and 1 or 0, s.limit, best_remaining, reset, best_retry, s.estimate, index - 1}
 end
