@@ -71,7 +71,7 @@ using VariantOf = std::variant<States...>;
 
 // The state of any algorithm: one alternative per row of algorithm_table.hpp, in table order (the leading void
 // absorbs the first comma of the expansion).
-#define RATEWARDEN_STATE(name, State, option) , State
+#define RATEWARDEN_STATE(name, State, option, fast) , State
 using AlgorithmState = detail::VariantOf<void RATEWARDEN_ALGORITHMS(RATEWARDEN_STATE)>;
 #undef RATEWARDEN_STATE
 

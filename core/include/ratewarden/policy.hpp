@@ -15,7 +15,7 @@ namespace ratewarden {
 
 // One enumerator per row of algorithm_table.hpp, in table order.
 enum class Algorithm {
-#define RATEWARDEN_ENUMERATOR(name, State, option) name,
+#define RATEWARDEN_ENUMERATOR(name, State, option, fast) name,
   RATEWARDEN_ALGORITHMS(RATEWARDEN_ENUMERATOR)
 #undef RATEWARDEN_ENUMERATOR
 };
@@ -31,7 +31,7 @@ struct AlgorithmInfo {
 
 // Every algorithm, in table order: kAlgorithms[i].algorithm == Algorithm(i).
 inline constexpr AlgorithmInfo kAlgorithms[] = {
-#define RATEWARDEN_INFO(name, State, option) {Algorithm::name, #name, AlgorithmOption::option},
+#define RATEWARDEN_INFO(name, State, option, fast) {Algorithm::name, #name, AlgorithmOption::option},
     RATEWARDEN_ALGORITHMS(RATEWARDEN_INFO)
 #undef RATEWARDEN_INFO
 };

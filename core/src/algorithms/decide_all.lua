@@ -31,13 +31,12 @@ if (hit and all_allowed) or refunding then
   for i = 1, n do save_state(KEYS[i], states[i], policies[i], now, expiries[i]) end
 end
 
--- combine_decisions: among the policies that agree with the outcome, the largest retry_after, then the lowest
--- remaining, then the first (so allowed reports the lowest remaining; denied, the policy holding back longest).
-local chosen, index
+-- The policy the decision reports (fragments/combine_decisions.lua).
+local index, best_retry, best_remaining
 for i = 1, n do
   local d = decisions[i]
-  if d[1] == all_allowed and (chosen == nil or d[5] > chosen[5] or (d[5] == chosen[5] and d[3] < chosen[3])) then
-    chosen, index = d, i
-  end
+  local allowed, retry_after, remaining = d[1], d[5], d[3]
+  --@fragment combine_decisions@
 end
+local chosen = decisions[index]
 return {chosen[1] and 1 or 0, chosen[2], chosen[3], chosen[4], chosen[5], chosen[6], index - 1}

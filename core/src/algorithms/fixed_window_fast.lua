@@ -32,13 +32,13 @@ if ARGV[2] ~= 'f' and #KEYS == 1 and #ARGV == 6 and ARGV[3] == '' then
 end
 
 -- Several policies under the server clock: the same reads, every count written only when all policies allow a hit
--- (decide_all.lua's rules), the policy reported chosen as combine_decisions does. Arrays of numbers only, no
+-- (decide_all.lua's rules), the policy reported chosen by fragments/combine_decisions.lua. Arrays of numbers only, no
 -- function. Replies with one integer: x * n + index - 1, x being the one-policy reply above for the reported policy
 -- with left = its retry_after for a denial (a whole period when its window is empty; commands.cpp, from_indexed),
 -- and -1 - that for a denial; decide_all.lua's 7-integer reply where it would not be exact.
 if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and ARGV[3] == '' and tonumber(ARGV[1]) then
   local n, cost = #KEYS, tonumber(ARGV[1])
-  local counts, lefts, all = {}, {}, true
+  local counts, lefts, all_allowed = {}, {}, true
   for i = 1, n do
     local key = KEYS[i]
     local count, left = tonumber(redis.call('GET', key)) or 0, 0
@@ -46,15 +46,15 @@ if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and ARGV[3] == '' and
       left = redis.call('PTTL', key)
       if left < 0 then count, left = 0, 0 else left = left + 1 end
     end
-    if count + cost > tonumber(ARGV[3 * i + 1]) then all = false end
+    if count + cost > tonumber(ARGV[3 * i + 1]) then all_allowed = false end
     counts[i], lefts[i] = count, left
   end
-  local hit = all and ARGV[2] == '1'
-  local index, retry, remaining
+  local hit = all_allowed and ARGV[2] == '1'
+  local index, best_retry, best_remaining
   for i = 1, n do
     local limit, count, left = tonumber(ARGV[3 * i + 1]), counts[i], lefts[i]
     if count <= 0 then count, left = 0, math.max(1, tonumber(ARGV[3 * i + 2]) / 1000 - 1) + 1 end  -- opening now
-    local r = count + cost > limit and left or 0
+    local retry_after = count + cost > limit and left or 0
     if hit then
       if count == 0 then
         redis.call('SET', KEYS[i], ARGV[1], 'PX', string.format('%d', left - 1))
@@ -64,12 +64,12 @@ if ARGV[2] ~= 'f' and #KEYS > 1 and #ARGV == 3 + 3 * #KEYS and ARGV[3] == '' and
       end
       counts[i], lefts[i] = count, left
     end
-    if (r == 0) == all and (index == nil or r > retry or (r == retry and limit - count < remaining)) then
-      index, retry, remaining = i, r, limit - count
-    end
+    local allowed, remaining = retry_after == 0, limit - count
+    --@fragment combine_decisions@
   end
-  local limit, count = tonumber(ARGV[3 * index + 1]), counts[index]
-  local x = ((all and lefts[index] or retry) * (limit + 1) + remaining) * n + index - 1
-  if count == limit - remaining and remaining >= 0 and x < 9007199254740992 then return all and x or -1 - x end
-  return {all and 1 or 0, limit, remaining, count > 0 and lefts[index] * 1000 or 0, retry * 1000, count, index - 1}
+  local limit, count, remaining = tonumber(ARGV[3 * index + 1]), counts[index], best_remaining
+  local x = ((all_allowed and lefts[index] or best_retry) * (limit + 1) + remaining) * n + index - 1
+  if count == limit - remaining and remaining >= 0 and x < 9007199254740992 then return all_allowed and x or -1 - x end
+  return {all_allowed and 1 or 0, limit, remaining, count > 0 and lefts[index] * 1000 or 0, best_retry * 1000, count,
+          index - 1}
 end

@@ -1,9 +1,8 @@
 -- gcra (core/src/algorithms/gcra.cpp); p.extra is the burst B.
--- Redis layout: a STRING holding the theoretical arrival time (TAT) in µs, with a TTL that ends at the TAT.
+-- Redis layout: a STRING holding the theoretical arrival time (TAT) in µs, with a TTL that ends at the TAT
+-- (fragments/tat_state.lua: load_state and save_state, shared with token_bucket.lua).
 
-local function load_state(key, p, now)
-  return {tat = tonumber(redis.call('GET', key)) or 0}  -- absent: 0, which max(tat, now) turns into now
-end
+--@fragment tat_state@
 
 local function evaluate(s, now, p, cost, hit)
   local t = idiv(p.period + p.limit - 1, p.limit)  -- µs per token, rounded up
@@ -17,10 +16,3 @@ local function evaluate(s, now, p, cost, hit)
   local retry_after = allowed and 0 or next_tat - now - tau
   return {allowed, p.extra, remaining, s.tat - now, retry_after, p.extra - remaining}, s.tat
 end
-
-local function save_state(key, s, p, now, expires_at)
-  local ttl = ttl_ms(now, expires_at)
-  if not ttl then return redis.call('DEL', key) end  -- a refund gave everything back
-  redis.call('SET', key, fmt(s.tat), 'PX', ttl)
-end
-

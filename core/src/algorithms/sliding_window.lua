@@ -49,24 +49,9 @@ local function evaluate(s, now, p, cost, hit)
   end
   local retry_after = 0
   if not allowed then
-    -- full2 = the sum of buckets cc - n + 1 .. cc, slid along with cc (the C++ re-sums it per bucket).
-    local full2 = full
-    for cc = c, c + n + 1 do
-      if cc > c then full2 = full2 + get(cc) - get(cc - n) end
-      local old2 = get(cc - n)
-      local r = p.limit - cost - full2
-      if r >= 0 then
-        local offset = 0
-        if old2 > 0 then
-          local q = idiv(r * 1000, old2)
-          offset = q >= 1000 and 0 or w - idiv(q * w, 1000)
-        end
-        if offset < w then
-          retry_after = math.max(cc * w + offset, now) - now
-          break
-        end
-      end
-    end
+    -- s.counts holds no bucket above c, and the search reads none below c - n: as get() would.
+    local counts, limit = s.counts, p.limit
+    --@fragment sliding_window_retry@
   end
   local newest_counted
   for k = c, c - n, -1 do

@@ -6,7 +6,7 @@ namespace ratewarden {
 
 AlgorithmState fresh_state(Algorithm algorithm) {
   switch (algorithm) {
-#define RATEWARDEN_FRESH(name, State, option) \
+#define RATEWARDEN_FRESH(name, State, option, fast) \
   case Algorithm::name: return State{};
     RATEWARDEN_ALGORITHMS(RATEWARDEN_FRESH)
 #undef RATEWARDEN_FRESH
@@ -17,7 +17,7 @@ AlgorithmState fresh_state(Algorithm algorithm) {
 int64_t evaluate(AlgorithmState& state, int64_t now, const Policy& p, int64_t cost, Mode mode, Decision& decision) {
   // The storage key names the algorithm, so a stored state always holds that algorithm's alternative.
   switch (p.algorithm) {
-#define RATEWARDEN_EVALUATE(name, State, option) \
+#define RATEWARDEN_EVALUATE(name, State, option, fast) \
   case Algorithm::name: return name(std::get<State>(state), now, p, cost, mode, decision);
     RATEWARDEN_ALGORITHMS(RATEWARDEN_EVALUATE)
 #undef RATEWARDEN_EVALUATE

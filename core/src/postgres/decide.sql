@@ -1,6 +1,9 @@
--- combine_decisions (decide_all.cpp), for decide and refund: `results` holds 6 integers per policy {allowed, limit,
--- remaining, reset_after, retry_after, used}; among the policies that agree with the outcome, the largest
--- retry_after, then the lowest remaining, then the first. Returns the chosen policy's 6 integers and its index from 0.
+-- combine_decisions, for decide, reserve and refund: which policy a call on several policies reports. `results` holds
+-- 6 integers per policy {allowed, limit, remaining, reset_after, retry_after, used}; among the policies that agree
+-- with the outcome, the largest retry_after, then the lowest remaining, then the first. Returns the chosen policy's 6
+-- integers and its index from 0. Its twins: combine_decisions in decide_all.cpp (the reference) and
+-- core/src/algorithms/fragments/combine_decisions.lua (every script); tests/conformance/vectors.json and
+-- tests/core/differential_test.cpp bind the three.
 CREATE OR REPLACE FUNCTION @schema@.rw1_combine(results bigint[], all_allowed boolean)
 RETURNS bigint[] LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
@@ -34,12 +37,9 @@ CREATE OR REPLACE FUNCTION @schema@.@table@_decide_one(
 RETURNS bigint[] LANGUAGE plpgsql AS $$
 DECLARE
   cur_state bigint[];
-  t_now bigint;
-  db_now bigint;
-  grace bigint := 0;
-  d record;
+  --@fragment clock_locals@
 BEGIN
-  IF test_now IS NOT NULL THEN grace := 60000000; END IF;  -- <table>_decide's grace minute
+  IF test_now IS NOT NULL THEN grace := 60000000; END IF;  -- fragments/lock_and_read.sql's grace minute
   IF hit THEN
     SELECT t.state INTO cur_state FROM @schema@.@table@ t WHERE t.key = k FOR UPDATE;
   END IF;
@@ -63,46 +63,22 @@ END $$;
 -- keys[i] is the storage key of policy i (algos[i], lims[i], periods[i], extras[i]: Policy::option_value); test_now
 -- is the test clock's time (µs) or NULL for the database's clock. Returns {allowed (1/0), limit, remaining,
 -- reset_after, retry_after, used, policy_index}.
--- A hit locks the call's rows, in key order (no deadlock between calls that share keys), creating the absent ones
--- so that two first hits on a key cannot both decide from a fresh state; a peek reads them in one statement (one
--- snapshot) and locks nothing. Only an allowed hit writes. The store's sessions use generic plans
--- (plan_cache_mode): the statements here are the same for every call.
+-- A hit locks the call's rows (fragments/lock_and_read.sql); only an allowed hit writes. The store's sessions use
+-- generic plans (plan_cache_mode): the statements here are the same for every call.
 CREATE OR REPLACE FUNCTION @schema@.@table@_decide(
     keys bytea[], algos text[], lims bigint[], periods bigint[], extras bigint[], cost bigint, hit boolean,
     test_now bigint)
 RETURNS bigint[] LANGUAGE plpgsql AS $$
 DECLARE
-  n int := array_length(keys, 1);
-  states text[];
-  t_now bigint;
-  db_now bigint;
-  grace bigint := 0;
-  d record;
+  --@fragment call_locals@
   all_allowed boolean := true;
   out_states text[];
   results bigint[] := '{}';
 BEGIN
-  -- A test clock stands still between steps while the database's clock runs: a grace minute keeps the sweep from
-  -- deleting a state the test clock still sees alive (decisions never read expires_at, only the state).
-  IF test_now IS NOT NULL THEN grace := 60000000; END IF;
-
   IF n = 1 THEN  -- one policy decides alone (<table>_decide_one)
     RETURN @schema@.@table@_decide_one(keys[1], algos[1], lims[1], periods[1], extras[1], cost, hit, test_now);
   END IF;
-
-  IF hit THEN
-    -- Creates the absent rows and locks them all, in key order. ON CONFLICT DO UPDATE locks a conflicting row even
-    -- when its WHERE rejects the update: the row is locked, not rewritten (and a row deleted meanwhile by the sweep
-    -- is inserted afresh: ON CONFLICT retries).
-    INSERT INTO @schema@.@table@ AS r (key, state, expires_at)
-      SELECT k, NULL, 0 FROM unnest(keys) k ORDER BY k
-      ON CONFLICT (key) DO UPDATE SET expires_at = r.expires_at WHERE false;
-  END IF;
-  -- Every row in one statement: one snapshot for a peek.
-  SELECT array_agg(t.state::text ORDER BY u.i) INTO states
-    FROM unnest(keys) WITH ORDINALITY u(k, i) LEFT JOIN @schema@.@table@ t ON t.key = u.k;
-  db_now := @schema@.rw1_clock();
-  t_now := coalesce(test_now, db_now);
+  --@fragment lock_and_read@
 
   -- Several: peek every policy; a hit charges them all (from their peeked states) only if every one allows it.
   out_states := states;
@@ -192,34 +168,21 @@ BEGIN
 END $$;
 
 -- A reservation (decide_all.cpp, reserve_all; gcra and token_bucket): the earliest instant, no later than t_now +
--- max_wait, at which every policy allows a hit, and the hit charged at that instant. The rows are locked as a hit's.
--- Returns decide's 7 integers (durations from now), then the wait and the ticket (the one policy's state after the
--- charge: its expiry; 0 for several policies), or, when the wait would exceed max_wait, the denial decide gives a
--- hit, charging nothing.
+-- max_wait, at which every policy allows a hit, and the hit charged at that instant. The rows are locked as a hit's
+-- (fragments/lock_and_read.sql). Returns decide's 7 integers (durations from now; the policy reported as rw1_combine
+-- chooses), then the wait and the ticket (the one policy's state after the charge: its expiry; 0 for several
+-- policies), or, when the wait would exceed max_wait, the denial decide gives a hit, charging nothing.
 CREATE OR REPLACE FUNCTION @schema@.@table@_reserve(
     keys bytea[], algos text[], lims bigint[], periods bigint[], extras bigint[], cost bigint, max_wait bigint,
     test_now bigint)
 RETURNS bigint[] LANGUAGE plpgsql AS $$
 DECLARE
-  n int := array_length(keys, 1);
-  states text[];
-  t_now bigint;
-  db_now bigint;
-  grace bigint := 0;
-  d record;
   wait bigint := 0;
-  chosen int;
-  best bigint;
+  hit boolean := true;  -- for lock_and_read: the rows are locked as a hit's
   results bigint[] := '{}';
+  --@fragment call_locals@
 BEGIN
-  IF test_now IS NOT NULL THEN grace := 60000000; END IF;  -- decide's grace minute
-  INSERT INTO @schema@.@table@ AS r (key, state, expires_at)
-    SELECT k, NULL, 0 FROM unnest(keys) k ORDER BY k
-    ON CONFLICT (key) DO UPDATE SET expires_at = r.expires_at WHERE false;
-  SELECT array_agg(t.state::text ORDER BY u.i) INTO states
-    FROM unnest(keys) WITH ORDINALITY u(k, i) LEFT JOIN @schema@.@table@ t ON t.key = u.k;
-  db_now := @schema@.rw1_clock();
-  t_now := coalesce(test_now, db_now);
+  --@fragment lock_and_read@
   FOR i IN 1 .. n LOOP
     d := @schema@.rw1_evaluate(algos[i], states[i]::bigint[], t_now, lims[i], periods[i], extras[i], cost, false);
     wait := greatest(wait, d.retry_after);
@@ -230,15 +193,10 @@ BEGIN
   FOR i IN 1 .. n LOOP
     d := @schema@.rw1_evaluate(algos[i], states[i]::bigint[], t_now + wait, lims[i], periods[i], extras[i], cost, true);
     UPDATE @schema@.@table@ SET state = d.state, expires_at = db_now + grace + (d.expires_at - t_now) WHERE key = keys[i];
-    -- All allow at t_now + wait: report the lowest remaining, the first on a tie (combine_decisions).
-    IF chosen IS NULL OR d.remaining < best THEN
-      chosen := i;
-      best := d.remaining;
-      results := ARRAY[1, d.d_limit, d.remaining, d.reset_after + wait, 0, d.used, i - 1, wait,
-                       CASE WHEN n = 1 THEN d.expires_at ELSE 0 END];
-    END IF;
+    results := results || ARRAY[1, d.d_limit, d.remaining, d.reset_after + wait, 0, d.used];
   END LOOP;
-  RETURN results;
+  -- Every policy allows at t_now + wait: rw1_combine reports the lowest remaining, the first on a tie.
+  RETURN @schema@.rw1_combine(results, true) || wait || CASE WHEN n = 1 THEN d.expires_at ELSE 0 END;
 END $$;
 
 -- A reservation given back (decide_all.cpp, cancel_one; one policy): the cost returned when the state is still what
@@ -248,13 +206,10 @@ CREATE OR REPLACE FUNCTION @schema@.@table@_cancel(
     k bytea, algo text, lim bigint, period bigint, extra bigint, cost bigint, ticket bigint, test_now bigint)
 RETURNS bigint[] LANGUAGE plpgsql AS $$
 DECLARE
-  s bigint[];
   t bigint := (period + lim - 1) / lim;
-  t_now bigint;
-  db_now bigint;
-  grace bigint := 0;
+  s bigint[];
   given boolean := false;
-  d record;
+  --@fragment clock_locals@
 BEGIN
   IF test_now IS NOT NULL THEN grace := 60000000; END IF;
   SELECT r.state INTO s FROM @schema@.@table@ r WHERE r.key = k FOR UPDATE;
@@ -329,14 +284,11 @@ RETURNS bigint[] LANGUAGE plpgsql AS $$
 DECLARE
   n int := array_length(keys, 1);
   cur bigint[];
-  t_now bigint;
-  db_now bigint;
-  grace bigint := 0;
-  d record;
+  --@fragment clock_locals@
   all_allowed boolean := true;
   results bigint[] := '{}';
 BEGIN
-  IF test_now IS NOT NULL THEN grace := 60000000; END IF;  -- decide's grace minute
+  IF test_now IS NOT NULL THEN grace := 60000000; END IF;  -- fragments/lock_and_read.sql's grace minute
   PERFORM 1 FROM @schema@.@table@ t WHERE t.key = ANY(keys) ORDER BY t.key FOR UPDATE;
   db_now := @schema@.rw1_clock();
   t_now := coalesce(test_now, db_now);
