@@ -16,7 +16,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, Generator, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._client_key import DEFAULT_IPV6_SUBNET, check_ipv6_subnet, client_key
 from ._errors import InvalidArgumentError, StoreError
@@ -376,6 +376,50 @@ class Refusal:
         return f"Refusal({self.policy!r}, name={self.name!r}, retry_after={self.retry_after})"
 
 
+# Steps: a generator that yields what it needs done and is sent the result (or thrown the error). A step is a
+# store call (sync function, async function or None where the sync one answers at once, arguments) or an awaitable
+# of the user's to await (AWAIT, None, awaitable), which only steps made for ``arun`` yield.
+Steps = Generator[Tuple[Any, Any, Any], Any, Any]
+AWAIT: Any = None
+
+
+def run(steps: Steps) -> Any:
+    """Drives ``steps`` with synchronous calls; their value."""
+    try:
+        step = next(steps)
+        while True:
+            try:
+                result = step[0](*step[2])
+            except Exception as error:
+                step = steps.throw(error)
+            else:
+                step = steps.send(result)
+    except StopIteration as stop:
+        return stop.value
+
+
+async def arun(steps: Steps) -> Any:
+    """Drives ``steps`` on the event loop: a store call through its async function (the sync one when that
+    answers at once), a user's awaitable awaited."""
+    try:
+        step = next(steps)
+        while True:
+            try:
+                call = step[1]
+                if step[0] is AWAIT:
+                    result = await step[2]
+                elif call is None:
+                    result = step[0](*step[2])
+                else:
+                    result = await call(*step[2])
+            except Exception as error:
+                step = steps.throw(error)
+            else:
+                step = steps.send(result)
+    except StopIteration as stop:
+        return stop.value
+
+
 def _fail_closed(limiter: Limiter) -> Decision:
     """The refusal of a store failure when failing closed: retry in 1 s, or the shortest period if shorter."""
     wait = min([1_000_000, *(p.period_us for p in limiter.policies)])
@@ -526,9 +570,32 @@ class Gate:
     # --- checking ------------------------------------------------------------------------------------------------
 
     def check(self, route: Route, req: Any, method: str) -> Optional[Checked]:
-        """Hits the route's limits for ``req``, in order, until one refuses. None when the route has no limit."""
+        """Hits the route's limits for ``req``, in order, until one refuses. None when the route has no limit. A
+        plain route (``Route.plain``) is decided here in one call, as ``_steps`` would decide it."""
         if not route.checks:
             return None
+        plain = route.plain
+        if plain is not None:
+            try:
+                key = plain.key(req)
+                if key:
+                    return self.decided(route, plain.hit(plain.prefix + key, plain.cost))
+            except StoreError as error:
+                return self.decided(route, None, error)
+            except Exception:  # nothing counted (no key, one the store refuses): the steps answer it
+                pass
+        return run(self._steps(route, req, method, False))
+
+    async def acheck(self, route: Route, req: Any, method: str) -> Optional[Checked]:
+        """``check`` for asyncio: the store is asked through ``ahit``; a key function may be a coroutine."""
+        if not route.checks:
+            return None
+        return await arun(self._steps(route, req, method, True))
+
+    def _steps(self, route: Route, req: Any, method: str, awaits: bool) -> Steps:
+        """The check of one request without its I/O (``check`` and ``acheck`` drive it: ``run``, ``arun``): it yields
+        each store call it needs and is sent its result, or thrown its error. ``awaits``: a key or cost function may
+        return an awaitable, yielded to be awaited."""
         checked = Checked(route)
         decisions = checked.decisions
         for i, check in enumerate(route.checks):
@@ -536,19 +603,24 @@ class Gate:
                 continue
             try:
                 raw = check.key(req)
+                if awaits and raw.__class__ is not str and inspect.isawaitable(raw):
+                    raw = yield AWAIT, None, raw
                 key = check.prefix + raw if raw.__class__ is str and raw else _prefixed(check.prefix, raw)
                 cost = check.cost
                 if cost.__class__ is not int:
                     cost = cost(req)
+                    if awaits and inspect.isawaitable(cost):
+                        cost = yield AWAIT, None, cost
                 if self.lookups:
-                    listed = self._listed(raw, key)
+                    listed = yield from self._listed(raw, key)
                     if listed is not None:
                         if self._apply_listing(checked, i, check, listed):
                             return checked
                         continue
-                decision = check.hit(key, cost)
+                # A store that never waits (memory) answers at once, as ahit would, without a coroutine.
+                decision = yield check.hit, None if check.in_process else check.ahit, (key, cost)
                 if self.blocked is not None and not decision.allowed:
-                    self.blocked.add(key)
+                    yield self.blocked.add, self.blocked.aadd, (key,)
             except StoreError as error:
                 if self._store_failed(checked, i, check, error):
                     return checked
@@ -566,8 +638,8 @@ class Gate:
         return checked
 
     def decided(self, route: Route, decision: Optional[Decision], error: Optional[StoreError] = None) -> Checked:
-        """What ``check`` finds on a route of one limit whose decision, or store error, was met elsewhere (asgi's
-        short path)."""
+        """What ``check`` finds on a route of one limit whose decision, or store error, was met elsewhere (a plain
+        route: ``check``'s and asgi's short paths)."""
         checked = Checked(route)
         if error is not None:
             self._store_failed(checked, 0, route.checks[0], error)
@@ -578,69 +650,18 @@ class Gate:
                 self._refuse(checked, 0, route.checks[0], decision)
         return checked
 
-    async def acheck(self, route: Route, req: Any, method: str) -> Optional[Checked]:
-        """``check`` for asyncio: the store is asked through ``ahit``; a key function may be a coroutine."""
-        if not route.checks:
-            return None
-        checked = Checked(route)
-        decisions = checked.decisions
-        for i, check in enumerate(route.checks):
-            if check.methods is not None and method not in check.methods:
-                continue
-            try:
-                raw = check.key(req)
-                if raw.__class__ is not str and inspect.isawaitable(raw):
-                    raw = await raw
-                key = check.prefix + raw if raw.__class__ is str and raw else _prefixed(check.prefix, raw)
-                cost = check.cost
-                if cost.__class__ is not int:
-                    cost = cost(req)
-                    if inspect.isawaitable(cost):
-                        cost = await cost
-                if self.lookups:
-                    listed = await self._alisted(raw, key)
-                    if listed is not None:
-                        if self._apply_listing(checked, i, check, listed):
-                            return checked
-                        continue
-                # A store that never waits (memory) answers at once, as ahit would, without a coroutine.
-                decision = check.hit(key, cost) if check.in_process else await check.ahit(key, cost)
-                if self.blocked is not None and not decision.allowed:
-                    await self.blocked.aadd(key)
-            except StoreError as error:
-                if self._store_failed(checked, i, check, error):
-                    return checked
-                continue
-            except Exception as error:
-                if self._key_failed(checked, check, error):
-                    return checked
-                continue
-            decisions[i] = decision
-            if not decision.allowed:
-                if self._refuse(checked, i, check, decision):
-                    return checked
-            elif check.count_when is not None:
-                _charge(checked, check, key, cost)
-        return checked
-
     # --- the lists (docs/key-lists.md) ---
 
-    def _listed(self, raw: Any, key: Union[str, bytes]) -> Union[None, str, float]:
-        """"allow", "deny", the seconds a block has left, or None: the limit decides."""
+    def _listed(self, raw: Any, key: Union[str, bytes]) -> Steps:
+        """Steps whose value is "allow", "deny", the seconds a block has left, or None: the limit decides."""
         o = self.options
-        if o.allow_list is not None and o.allow_list.contains(_key_bytes(raw)):
+        if o.allow_list is not None and (yield o.allow_list.contains, o.allow_list.acontains, (_key_bytes(raw),)):
             return "allow"
-        if o.deny_list is not None and o.deny_list.contains(_key_bytes(raw)):
+        if o.deny_list is not None and (yield o.deny_list.contains, o.deny_list.acontains, (_key_bytes(raw),)):
             return "deny"
-        return (self.blocked.expires_in(key) or None) if self.blocked is not None else None
-
-    async def _alisted(self, raw: Any, key: Union[str, bytes]) -> Union[None, str, float]:
-        o = self.options
-        if o.allow_list is not None and await o.allow_list.acontains(_key_bytes(raw)):
-            return "allow"
-        if o.deny_list is not None and await o.deny_list.acontains(_key_bytes(raw)):
-            return "deny"
-        return (await self.blocked.aexpires_in(key) or None) if self.blocked is not None else None
+        if self.blocked is None:
+            return None
+        return (yield self.blocked.expires_in, self.blocked.aexpires_in, (key,)) or None
 
     def _apply_listing(self, checked: Checked, i: int, check: Check, listed: Union[str, float]) -> bool:
         """True when the request is refused."""
@@ -716,19 +737,17 @@ class Gate:
     def settle(self, checked: Checked, status: int) -> None:
         """After the response: gives back the hits of limits whose ``count_when(status)`` is false (e.g. a login
         limit that counts only failures: ``count_when=lambda status: status >= 400``). A store failure is logged."""
-        for check, key, cost in checked.charged or ():
-            if not check.count_when(status):  # type: ignore[misc]
-                try:
-                    check.limiter.refund(key, cost)
-                except StoreError as error:
-                    self._refund_failed(check, error)
+        run(self._refunds(checked, status))
 
     async def asettle(self, checked: Checked, status: int) -> None:
         """``settle`` for asyncio."""
+        await arun(self._refunds(checked, status))
+
+    def _refunds(self, checked: Checked, status: int) -> Steps:
         for check, key, cost in checked.charged or ():
             if not check.count_when(status):  # type: ignore[misc]
                 try:
-                    await check.limiter.arefund(key, cost)
+                    yield check.limiter.refund, check.limiter.arefund, (key, cost)
                 except StoreError as error:
                     self._refund_failed(check, error)
 
