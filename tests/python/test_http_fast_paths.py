@@ -15,6 +15,7 @@ from flask import Flask
 
 import ratewarden
 from ratewarden import asgi
+from ratewarden._asgi_send import with_fields
 from ratewarden._headers import Fields, Quota
 from ratewarden.flask import RateLimiter
 
@@ -43,16 +44,16 @@ def test_asgi_response_fields_replace_the_apps_but_its_retry_after() -> None:
     gate = asgi.RateLimiter(store="memory://").gate
     ours = [(b"RateLimit-Policy", b'"x";q=1;w=60'), (b"RateLimit", b'"x";r=0;t=60'), (b"Retry-After", b"60")]
     plain = [(b"content-type", b"text/plain"), (b"content-length", b"2")]
-    assert asgi._with_fields(gate, plain, ours) == plain + ours
+    assert with_fields(gate, plain, ours) == plain + ours
     app_own = [(b"RateLimit", b"old"), (b"content-type", b"text/plain"), (b"Retry-After", b"5"),
                (b"x-ratelimit-remaining", b"9")]
     expected = [(b"content-type", b"text/plain"), (b"Retry-After", b"5"), (b"RateLimit-Policy", b'"x";q=1;w=60'),
                 (b"RateLimit", b'"x";r=0;t=60')]
-    assert asgi._with_fields(gate, app_own, ours) == expected
+    assert with_fields(gate, app_own, ours) == expected
     for own in ([(b"RATELIMIT-POLICY", b"old")], [(b"content-type", b"text/plain"), (b"ratelimit", b"old")]):
-        assert asgi._with_fields(gate, own, ours[:2]) == [h for h in own if h[0] == b"content-type"] + ours[:2]
-    assert asgi._with_fields(gate, [(b"retry-after", b"5")], ours) == [(b"retry-after", b"5")] + ours[:2]
-    assert asgi._with_fields(gate, (h for h in plain), ours[:2]) == plain + ours[:2]  # any iterable of headers
+        assert with_fields(gate, own, ours[:2]) == [h for h in own if h[0] == b"content-type"] + ours[:2]
+    assert with_fields(gate, [(b"retry-after", b"5")], ours) == [(b"retry-after", b"5")] + ours[:2]
+    assert with_fields(gate, (h for h in plain), ours[:2]) == plain + ours[:2]  # any iterable of headers
 
 
 def _asgi_get(app: Any, path: str, client: str = "127.0.0.1",
