@@ -313,6 +313,25 @@ RW_EXPORT int rw_reserve_async(rw_limiter_t *limiter, const char *key, size_t ke
 RW_EXPORT int rw_cancel(rw_limiter_t *limiter, const char *key, size_t keylen, int64_t cost,
                         const rw_reservation_t *reservation, int *given, char **errmsg);
 
+/* ---- Deny and allow lists held in the store (docs/key-lists.md) ----
+ * A key list is keys added for a duration, seen at once by every process of every runtime on the store: Python's
+ * KeyList(name, store, duration=s) and Node's new KeyList({ name, store, durationMs }) with the same name and
+ * duration are the same list. */
+typedef struct rw_key_list_t rw_key_list_t;
+
+/* name: 1 to 64 letters, digits, '_', '.' or '-'. duration_us: how long an entry lasts from when it was added, from
+ * 1000 (1 ms) to 3650 days; 0 means 3650 days (until removed). RW_ERR_INVALID_ARGUMENT for anything else. */
+RW_EXPORT int rw_key_list_create(rw_store_t *store, const char *name, int64_t duration_us, rw_key_list_t **list,
+                                 char **errmsg);
+RW_EXPORT void rw_key_list_destroy(rw_key_list_t *list);
+/* Adds the key for the list's duration from now (again from now if it was there). */
+RW_EXPORT int rw_key_list_add(rw_key_list_t *list, const char *key, size_t keylen, char **errmsg);
+RW_EXPORT int rw_key_list_remove(rw_key_list_t *list, const char *key, size_t keylen, char **errmsg);
+/* *contains = 1 when the key is in the list, else 0; *expires_in_us (may be NULL): the time its entry has left, 0
+ * when it is not in the list. */
+RW_EXPORT int rw_key_list_contains(rw_key_list_t *list, const char *key, size_t keylen, int *contains,
+                                   int64_t *expires_in_us, char **errmsg);
+
 #ifdef __cplusplus
 }
 #endif

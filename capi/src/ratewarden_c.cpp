@@ -30,6 +30,10 @@ struct rw_limiter_t {
   std::shared_ptr<ratewarden::Limiter> rep;
 };
 
+struct rw_key_list_t {
+  ratewarden::KeyList rep;
+};
+
 namespace {
 
 using ratewarden::ErrorCode;
@@ -491,4 +495,41 @@ int rw_refund(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cos
 int rw_refund_async(rw_limiter_t* limiter, const char* key, size_t keylen, int64_t cost, rw_hit_v2_callback callback,
                     void* user_data, char** errmsg) {
   return decide_async(limiter, key, keylen, cost, callback, user_data, errmsg, ratewarden::Mode::refund);
+}
+
+int rw_key_list_create(rw_store_t* store, const char* name, int64_t duration_us, rw_key_list_t** list,
+                       char** errmsg) {
+  if (store == nullptr) return null_argument(errmsg, "store");
+  if (name == nullptr) return null_argument(errmsg, "name");
+  if (list == nullptr) return null_argument(errmsg, "list");
+  return guarded(errmsg, [&] {
+    *list = new rw_key_list_t{
+        ratewarden::KeyList(name, store->rep, duration_us == 0 ? ratewarden::KeyList::kMaxDurationUs : duration_us)};
+  });
+}
+
+void rw_key_list_destroy(rw_key_list_t* list) { delete list; }
+
+int rw_key_list_add(rw_key_list_t* list, const char* key, size_t keylen, char** errmsg) {
+  if (list == nullptr) return null_argument(errmsg, "list");
+  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
+  return guarded(errmsg, [&] { list->rep.add(std::string_view(key == nullptr ? "" : key, keylen)); });
+}
+
+int rw_key_list_remove(rw_key_list_t* list, const char* key, size_t keylen, char** errmsg) {
+  if (list == nullptr) return null_argument(errmsg, "list");
+  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
+  return guarded(errmsg, [&] { list->rep.remove(std::string_view(key == nullptr ? "" : key, keylen)); });
+}
+
+int rw_key_list_contains(rw_key_list_t* list, const char* key, size_t keylen, int* contains, int64_t* expires_in_us,
+                         char** errmsg) {
+  if (list == nullptr) return null_argument(errmsg, "list");
+  if (bad_key(key, keylen)) return null_argument(errmsg, "key");
+  if (contains == nullptr) return null_argument(errmsg, "contains");
+  return guarded(errmsg, [&] {
+    const int64_t left = list->rep.expires_in_us(std::string_view(key == nullptr ? "" : key, keylen));
+    *contains = left > 0 ? 1 : 0;
+    if (expires_in_us != nullptr) *expires_in_us = left;
+  });
 }

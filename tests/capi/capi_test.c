@@ -610,6 +610,35 @@ static void test_open_shared(const char *url, int shared) {
   rw_store_close(second);
 }
 
+/* Key lists: an entry added is seen by another handle of the list on the store, then removed; bad names and
+ * durations are refused with a message. */
+static void test_key_lists(const char *url) {
+  start_phase(url);
+  rw_store_t *store = open_store(url);
+  rw_key_list_t *a = NULL, *b = NULL, *bad = NULL;
+  CHECK(rw_key_list_create(store, "capi-blocked", 900000000, &a, NULL) == RW_OK);
+  CHECK(rw_key_list_create(store, "capi-blocked", 900000000, &b, NULL) == RW_OK);
+  const char key[] = "203.0.113.7\0x";
+  int in = -1;
+  int64_t left = -1;
+  CHECK(rw_key_list_remove(a, key, sizeof key - 1, NULL) == RW_OK);
+  CHECK(rw_key_list_add(a, key, sizeof key - 1, NULL) == RW_OK);
+  CHECK(rw_key_list_contains(b, key, sizeof key - 1, &in, &left, NULL) == RW_OK && in == 1);
+  CHECK(left > 899000000 && left <= 900000000);
+  CHECK(rw_key_list_contains(b, key, 11, &in, NULL, NULL) == RW_OK && in == 0); /* "203.0.113.7": another key */
+  CHECK(rw_key_list_remove(b, key, sizeof key - 1, NULL) == RW_OK);
+  CHECK(rw_key_list_contains(a, key, sizeof key - 1, &in, &left, NULL) == RW_OK && in == 0 && left == 0);
+  EXPECT_ERROR(rw_key_list_create(store, "a b", 0, &bad, &err), RW_ERR_INVALID_ARGUMENT, "KeyList name");
+  EXPECT_ERROR(rw_key_list_create(store, "l", 999, &bad, &err), RW_ERR_INVALID_ARGUMENT, "duration");
+  EXPECT_ERROR(rw_key_list_create(NULL, "l", 0, &bad, &err), RW_ERR_INVALID_ARGUMENT, "store");
+  EXPECT_ERROR(rw_key_list_contains(a, key, 1, NULL, NULL, &err), RW_ERR_INVALID_ARGUMENT, "contains");
+  CHECK(bad == NULL);
+  rw_key_list_destroy(a);
+  rw_key_list_destroy(b);
+  rw_key_list_destroy(NULL);
+  rw_store_close(store);
+}
+
 int main(void) {
   test_version_and_status();
   test_misuse();
@@ -619,6 +648,7 @@ int main(void) {
   test_policy_index("memory://", "rw");
   test_reservations("memory://");
   test_open_shared("memory://", 0);
+  test_key_lists("memory://");
 
   struct redis_server *redis = start_redis("");
   test_operations(redis->url, "capi");
@@ -627,6 +657,7 @@ int main(void) {
   test_store_stats(redis->url);
   test_reservations(redis->url);
   test_open_shared(redis->url, 1);
+  test_key_lists(redis->url);
   stop_redis(redis);
 
   printf("%d passed, 0 failed\n", atomic_load(&checks));

@@ -6,6 +6,7 @@
 #include "ratewarden/cluster_store.hpp"
 #include "ratewarden/decision.hpp"
 #include "ratewarden/errors.hpp"
+#include "ratewarden/key_list.hpp"
 #include "ratewarden/limiter.hpp"
 #include "ratewarden/memory_store.hpp"
 #include "ratewarden/network_options.hpp"
