@@ -8,6 +8,7 @@
 
 #include "addon.hpp"
 #include "errors.hpp"
+#include "key_list_wrap.hpp"
 #include "limiter_wrap.hpp"
 #include "ratewarden/policy.hpp"
 #include "ratewarden/version.hpp"
@@ -71,6 +72,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("Store", store);
   exports.Set("TestClock", clock);
   exports.Set("Limiter", LimiterWrap::define(env));
+  exports.Set("KeyList", KeyListWrap::define(env));
   exports.Set("setCompletionHandler", Napi::Function::New<set_completion_handler>(env, "setCompletionHandler"));
   exports.Set("holdWakeups", Napi::Function::New<hold_wakeups>(env, "holdWakeups"));
   exports.Set("releaseWakeups", Napi::Function::New<release_wakeups>(env, "releaseWakeups"));

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <pybind11/pybind11.h>
@@ -18,6 +19,7 @@ void bind_store(py::module_& m);       // limiter.cpp
 void bind_limiter(py::module_& m);     // limiter.cpp
 void bind_test_clock(py::module_& m);  // test_clock.cpp
 void bind_async(py::module_& m);       // async_calls.cpp: Completions, the asyncio side of asynchronous calls
+void bind_key_list(py::module_& m);    // key_list.cpp
 
 // Sets hit, allow and peek on the Limiter class (fast_calls.cpp).
 void add_fast_calls(py::handle limiter_class);
@@ -29,10 +31,14 @@ Clock test_clock(py::handle clock);
 // take a few hundred ns: releasing the GIL there only wakes a thread waiting for it, which costs the process more
 // CPU than the call itself (1-10 us per call amid 4 busy threads: bench/python/calls.py, "contended").
 template <typename Call>
-auto store_call(const Limiter& limiter, Call&& call) {
-  if (!limiter.store()->traits().blocks_on_io) return call();
+auto store_call(const Store& store, Call&& call) {
+  if (!store.traits().blocks_on_io) return call();
   py::gil_scoped_release nogil;
   return call();
+}
+template <typename Call>
+auto store_call(const Limiter& limiter, Call&& call) {
+  return store_call(*limiter.store(), std::forward<Call>(call));
 }
 
 // Copies: the keys must outlive the GIL release, and another thread may change the sequence meanwhile.

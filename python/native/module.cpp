@@ -16,6 +16,7 @@ PYBIND11_MODULE(_native, m) {
   rp::bind_store(m);
   rp::bind_limiter(m);
   rp::bind_async(m);
+  rp::bind_key_list(m);
   m.def("version", &ratewarden::version, "The core library's version, \"major.minor.patch\".");
   m.def("algorithms", &ratewarden::algorithm_names, "The names of the core's table of algorithms, in its order.");
   m.attr("KEY_FORMAT_VERSION") = RATEWARDEN_KEY_FORMAT_VERSION;

@@ -1,0 +1,65 @@
+// KeyList: the core's (ratewarden/key_list.hpp); the calls release the GIL when the store waits on I/O. The
+// ratewarden package's KeyList (_lists.py) derives from it and adds the asyncio forms.
+#include <pybind11/pybind11.h>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "ratewarden/key_list.hpp"
+
+namespace ratewarden::python {
+namespace {
+
+struct NativeKeyList {
+  NativeKeyList(std::string name, std::shared_ptr<Store> s, int64_t duration_us)
+      : store(std::move(s)), list(std::move(name), store, duration_us) {}
+  std::shared_ptr<Store> store;
+  KeyList list;
+};
+
+}  // namespace
+
+void bind_key_list(py::module_& m) {
+  py::class_<NativeKeyList>(m, "KeyList", "A deny or allow list held in a store (docs/key-lists.md).")
+      .def(py::init([](std::string name, std::shared_ptr<Store> store, int64_t duration_us) {
+             if (!store) throw py::type_error("store must be a Store");
+             return new NativeKeyList(std::move(name), std::move(store), duration_us);
+           }),
+           py::arg("name"), py::arg("store"), py::arg("duration_us"))
+      .def_property_readonly("name", [](const NativeKeyList& l) { return l.list.name(); })
+      .def_property_readonly("policy", [](const NativeKeyList& l) { return l.list.policy(); },
+                             "Its entries' policy (one hit per duration).")
+      .def_property_readonly("store", [](const NativeKeyList& l) { return l.store; })
+      .def(
+          "entry_key", [](const NativeKeyList& l, py::handle key) { return py::bytes(l.list.entry_key(key_view(key))); },
+          py::arg("key"), "The user key of `key`'s entry: b\"list:<name>:<key>\".")
+      .def(
+          "add",
+          [](NativeKeyList& l, py::handle key) {
+            const std::string_view k = key_view(key);
+            store_call(*l.store, [&] { l.list.add(k); });
+          },
+          py::arg("key"), "Adds the key for the list's duration from now (again from now if it was there).")
+      .def(
+          "remove",
+          [](NativeKeyList& l, py::handle key) {
+            const std::string_view k = key_view(key);
+            store_call(*l.store, [&] { l.list.remove(k); });
+          },
+          py::arg("key"))
+      .def(
+          "contains",
+          [](NativeKeyList& l, py::handle key) {
+            const std::string_view k = key_view(key);
+            return store_call(*l.store, [&] { return l.list.contains(k); });
+          },
+          py::arg("key"))
+      .def(
+          "expires_in",
+          [](NativeKeyList& l, py::handle key) {
+            const std::string_view k = key_view(key);
+            return store_call(*l.store, [&] { return l.list.expires_in_us(k); }) / 1e6;
+          },
+          py::arg("key"), "Seconds until the key's entry ends; 0 when it is not in the list.");
+}
+
+}  // namespace ratewarden::python
