@@ -1,13 +1,7 @@
 // Redis store throughput with 1, 16, 64 and 1,024 calls in flight, against redis-benchmark replaying the same EVALSHA
 // with the same concurrency AND the same pipelining, in the same run: our calls are kept in flight asynchronously on
 // `pool` connections (min(N, 4)), redis-benchmark runs `-c pool -P N/pool`. Also: a single synchronous caller against
-// a raw blocking hiredis round trip. Starts its own redis-server on a free loopback port unless REDIS_URL is set.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
+// a raw blocking hiredis round trip. Starts its own redis-server (tests/servers/launch.py) unless REDIS_URL is set.
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +10,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +19,7 @@
 
 #include "ratewarden/ratewarden.hpp"
 #include "redis/scripts.hpp"
+#include "redis_server.hpp"  // tests/core: servers from tests/servers/launch.py
 
 namespace {
 
@@ -32,18 +28,6 @@ constexpr double kSeconds = 2.0;
 constexpr int kRounds = 5;
 constexpr int kKeys = 100000;
 const char* kPolicy = "1000000000/hour";  // everything is allowed: every call writes
-
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -155,22 +139,15 @@ double raw_round_trip_us(const std::string& host, int port, const ratewarden::Li
 int main() {
   std::string host = "127.0.0.1";
   int port = 0;
-  pid_t server = -1;
+  std::optional<ratewarden::testing::RedisServer> server;  // ours, unless REDIS_URL is set
   if (const char* url = std::getenv("REDIS_URL")) {
     std::string u = url;  // redis://host:port
     size_t colon = u.rfind(':');
     host = u.substr(8, colon - 8);
     port = std::atoi(u.c_str() + colon + 1);
   } else {
-    port = free_port();
-    server = ::fork();
-    if (server == 0) {
-      ::freopen("/dev/null", "w", stdout);
-      ::execlp("redis-server", "redis-server", "--port", std::to_string(port).c_str(), "--bind", "127.0.0.1",
-               "--save", "", "--appendonly", "no", static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    server.emplace();  // gone with this process, however it ends
+    port = server->port();
   }
 
   const std::string url = "redis://" + host + ":" + std::to_string(port);
@@ -201,9 +178,5 @@ int main() {
               "(target <= 1.3)\n", median(ours), median(raw), median(ours) / median(raw));
   std::printf("\nratio = ratewarden decisions/s over redis-benchmark EVALSHA/s of the same script, with the same calls"
               " in flight\non the same number of connections (target >= 0.9, issue 11)\n");
-  if (server > 0) {
-    ::kill(server, SIGTERM);
-    ::waitpid(server, nullptr, 0);
-  }
   return 0;
 }

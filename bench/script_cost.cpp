@@ -1,17 +1,10 @@
 // What each algorithm's Redis script costs the server, against the minimal script for the same job, measured on
 // the same redis-server in the same run (INFO commandstats: usec of EVALSHA over its calls, after CONFIG RESETSTAT),
 // as medians of interleaved rounds. Also the sliding log's cost at limits 10, 1,000 and 100,000 on one hot key, in
-// Redis and in the memory store. Starts its own redis-server on a free loopback port unless REDIS_URL is set.
+// Redis and in the memory store. Starts its own redis-server (tests/servers/launch.py) unless REDIS_URL is set.
 //   build-dir/bench/script_cost            (BENCH_ROUNDS=5 BENCH_CALLS=20000 BENCH_KEYS=100000 by default)
 // BENCH_KEYS=1000 measures live keys: after the first round every call finds its key's state (no call opens one).
 // Prints one table; each ratio beside its target (docs/redis-cost.md).
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +22,7 @@
 
 #include "ratewarden/ratewarden.hpp"
 #include "redis/scripts.hpp"
+#include "redis_server.hpp"  // tests/core: servers from tests/servers/launch.py
 
 namespace {
 
@@ -88,18 +83,6 @@ const char* kMinimalGcraOurArgs =
     "redis.call('SET', KEYS[1], string.format('%d', new), 'PX', math.ceil((new - now) / 1000))\n"
     "return 1\n";
 const std::vector<std::string> kOurArgs = {"1", "1", "", "1000000", "3600000000", "10"};
-
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -248,23 +231,15 @@ double memory_hot_log_ns(int64_t limit) {
 int main() {
   std::string host = "127.0.0.1";
   int port = 0;
-  pid_t server = -1;
+  std::optional<ratewarden::testing::RedisServer> server;  // ours, unless REDIS_URL is set
   if (const char* url = std::getenv("REDIS_URL")) {
     std::string u = url;  // redis://host:port
     size_t colon = u.rfind(':');
     host = u.substr(8, colon - 8);
     port = std::atoi(u.c_str() + colon + 1);
   } else {
-    port = free_port();
-    server = ::fork();
-    if (server == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // never left behind, however the bench ends (a closed pipe, ^C)
-      ::freopen("/dev/null", "w", stdout);
-      ::execlp("redis-server", "redis-server", "--port", std::to_string(port).c_str(), "--bind", "127.0.0.1",
-               "--save", "", "--appendonly", "no", static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    server.emplace();  // gone with this process, however it ends
+    port = server->port();
   }
   Redis r;
   r.c = redisConnect(host.c_str(), port);
@@ -379,9 +354,5 @@ int main() {
     std::printf("| %d | %.0f | %.2f× | ≤ 3× %s |\n", limit, v, v / b, v / b <= 3 ? "met" : "**missed**");
 
   redisFree(r.c);
-  if (server > 0) {
-    ::kill(server, SIGTERM);
-    ::waitpid(server, nullptr, 0);
-  }
   return 0;
 }

@@ -9,50 +9,17 @@
 //    number), and on the memory store for reference. Each app runs in a process of its own (this file, --serve).
 //    BENCH_HTTP=0 skips it.
 // Each figure is the median over BENCH_ROUNDS (5) interleaved rounds of BENCH_SECONDS (1) of calls; ratios are
-// medians of the per-round ratios. Starts its own redis-server on a free loopback port unless given a Redis URL.
+// medians of the per-round ratios. Starts its own redis-server (tests/servers/launch.py) unless given a Redis URL.
 //     node bench/node/hybrid.js [redis://host:port]     (after bench/node/setup.sh, or npm ci, built the addon)
 
-const { execFileSync, fork, spawn, spawnSync } = require('node:child_process');
-const fs = require('node:fs');
-const net = require('node:net');
-const os = require('node:os');
-const path = require('node:path');
+const { execFileSync, fork } = require('node:child_process');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { Limiter, Store } = require('ratewarden');
+const { RedisServer } = require('../../tests/node/helpers/redis_server');
 const { interleaved } = require('./common');
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 1);
 const IN_FLIGHT = 100;
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-// A throwaway redis-server; returns its URL and a function that kills it (by PID) and removes its directory.
-async function startRedis() {
-  const port = await freePort();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rw-hybrid-bench-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly',
-    'no', '--dir', dir], { stdio: 'ignore' });
-  const stop = () => {
-    child.kill('SIGKILL');
-    fs.rmSync(dir, { recursive: true, force: true });
-  };
-  process.once('exit', stop);
-  for (let i = 0; i < 200; i++) {
-    if (spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout.trim() === 'PONG') {
-      return { url: `redis://127.0.0.1:${port}`, stop };
-    }
-    await sleep(50);
-  }
-  stop();
-  throw new Error('redis-server did not start');
-}
 
 // A hybrid store's knowledge is used once its reset log has been read (stats().syncLagMs >= 0).
 async function warm(store) {
@@ -127,7 +94,8 @@ async function httpFlood(url) {
 const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
 async function main() {
-  const redis = process.argv[2] ? { url: process.argv[2], stop: () => {} } : await startRedis();
+  // Ours (tests/servers/launch.py, gone with this process however it ends) unless given a URL.
+  const redis = process.argv[2] ? { url: process.argv[2], close: async () => {} } : await new RedisServer().start();
   const stores = {
     memory: new Store('memory://'),
     exact: new Store(redis.url),
@@ -185,7 +153,7 @@ async function main() {
   const a = stores.async.stats();
   console.log(`\nlocal_first: ${s.localDenials} local denials, ${s.storeCalls} store calls, ${s.syncBatches} sync ` +
     `batches; async: ${a.localAllows} local admissions, ${a.storeCalls} store calls, ${a.syncBatches} sync batches`);
-  redis.stop();
+  await redis.close();
 }
 
 if (process.argv[2] === '--serve') {

@@ -1,6 +1,9 @@
 'use strict';
-// Runs every section in one process and prints one table: node bench/node/run.js <redis port>.
-// bench/node/run.sh sets everything up.
+// Runs every section in one process and prints one table: node bench/node/run.js [redis port]. Without a port it
+// starts its own redis-server (tests/servers/launch.py: gone with this process, however it ends). bench/node/run.sh
+// sets everything up.
+
+const { RedisServer } = require('../../tests/node/helpers/redis_server');
 
 const sections = {
   memory: require('./memory'), redis: require('./redis'), express: require('./http'), adapters: require('./adapters'),
@@ -8,13 +11,15 @@ const sections = {
 };
 
 async function main() {
-  const redisPort = Number(process.argv[2]);
+  const redis = process.argv[2] ? null : await new RedisServer().start();
+  const redisPort = redis ? redis.port : Number(process.argv[2]);
   const only = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : Object.keys(sections);
   const rows = [];
   for (const name of only) {
     process.stderr.write(`bench: ${name}...\n`);
     rows.push(...(await sections[name].run(redisPort)));
   }
+  await redis?.close();
   const table = [['section', 'measure', 'ratewarden', 'other', 'ratio', 'target', '']];
   for (const r of rows) {
     // A row with atMost (a time over a baseline's) meets its target from below.

@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))  # bench/servers.py: the tests' servers
+from servers import PostgresServer  # noqa: E402
 
 
 class Decision(ctypes.Structure):
@@ -175,13 +177,12 @@ def main() -> int:
     if args.hog and not shutil.which("stress-ng"):
         print("--hog needs stress-ng (apt-get install stress-ng)", file=sys.stderr)
         return 1
-    launcher = subprocess.Popen([sys.executable, str(ROOT / "tests/servers/launch.py"), "--postgres"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    ready = json.loads(launcher.stdout.readline())  # type: ignore[union-attr]
-    if not ready["ok"]:
-        print("launch.py:", ready["error"], file=sys.stderr)
+    try:
+        server = PostgresServer()  # gone with this process, however it ends
+    except RuntimeError as error:
+        print(error, file=sys.stderr)
         return 1
-    base = ready["nodes"][0]["url"]
+    base = server.url
     hog = None
     if args.hog:
         hog = subprocess.Popen(["stress-ng", "--cpu", str(args.hog), "--quiet"], stdin=subprocess.DEVNULL)
@@ -197,8 +198,7 @@ def main() -> int:
         if hog:
             hog.send_signal(signal.SIGTERM)
             hog.wait()
-        launcher.stdin.close()  # type: ignore[union-attr]  (end of stdin: the launcher removes the server)
-        launcher.wait()
+        server.close()
 
     total = args.processes * args.threads * args.calls
     print(f"{args.processes} processes x {args.threads} threads x {args.calls} hits on one key, {args.policy}, "

@@ -17,7 +17,6 @@ the share of its updates that were HOT (no index entry, pruned in place).
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import statistics
@@ -27,6 +26,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))  # bench/servers.py: the tests' servers
+from servers import PostgresServer  # noqa: E402
+
 SECONDS = float(os.environ.get("SECONDS_PER_RUN", "3"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 CALLERS = [1, 8, 32]
@@ -49,14 +51,13 @@ def psql(bin_dir: Path, port: int, sql: str) -> None:
 def main() -> int:
     bench_binary = Path(sys.argv[1])
     libpq_binary = Path(sys.argv[2])
-    launcher = subprocess.Popen([sys.executable, str(ROOT / "tests/servers/launch.py"), "--postgres"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    ready = json.loads(launcher.stdout.readline())  # type: ignore[union-attr]
-    if not ready["ok"]:
-        print("launch.py:", ready["error"], file=sys.stderr)
+    try:
+        server = PostgresServer()  # gone with this process, however it ends
+    except RuntimeError as error:
+        print(error, file=sys.stderr)
         return 1
-    port = ready["nodes"][0]["port"]
-    url = ready["nodes"][0]["url"] + "?timeout=10s"
+    port = server.port
+    url = server.url + "?timeout=10s"
     bin_dir = sorted(Path("/usr/lib/postgresql").glob("*/bin/pgbench"))[-1].parent
     psql(bin_dir, port, "CREATE UNLOGGED TABLE bench_counters (key text PRIMARY KEY, n bigint NOT NULL) "
                         "WITH (fillfactor = 70)")
@@ -111,14 +112,14 @@ def main() -> int:
                                   ("libpq", libpq)):
                     results[c][name].append(run(c))
             print(f"round {r + 1}/{ROUNDS} done", file=sys.stderr)
-        flood_url = ready["nodes"][0]["url"] + "?timeout=10s&table=flood"
+        flood_url = server.url + "?timeout=10s&table=flood"
         flood = subprocess.run([str(bench_binary), flood_url, "8", "5", "1/2s", "1000000000"], check=True,
                                capture_output=True, text=True)
         after_flood = storage("ratewarden.flood")
         # The sweep runs in the processes that use the store: one caller on one key keeps one running for 6 s.
         subprocess.run([str(bench_binary), flood_url, "1", "6", "1/2s", "1"], check=True, capture_output=True)
         after_sweep = storage("ratewarden.flood")
-        hot_url = ready["nodes"][0]["url"] + "?timeout=10s&table=hot"
+        hot_url = server.url + "?timeout=10s&table=hot"
         hot = subprocess.run([str(bench_binary), hot_url, "8", "3", "1000000000/hour", "1"], check=True,
                              capture_output=True, text=True)
         subprocess.run(["sleep", "1"])  # the backends are gone: their statistics are flushed
@@ -127,8 +128,7 @@ def main() -> int:
                           "pg_size_pretty(pg_relation_size(relid)) FROM pg_stat_user_tables "
                           "WHERE relid = 'ratewarden.hot'::regclass")
     finally:
-        launcher.stdin.close()  # type: ignore[union-attr]
-        launcher.wait()
+        server.close()
     print(f"PostgreSQL store, decisions/s (median of {ROUNDS} interleaved rounds of {SECONDS:g} s)")
     print(f"{'callers':>7} {'ratewarden':>11} {'pgbench floor':>14} {'ratio':>6} {'target':>7} {'rlf':>9} "
           f"{'ratio':>6} {'target':>7}")

@@ -8,7 +8,7 @@
   issue sets no number), and on the memory store for reference. Needs gunicorn, Flask and wrk (BENCH_HTTP=0: skip).
 
 Each figure is the median over ROUNDS interleaved rounds (every measure once per round, side by side) of SECONDS of
-calls; ratios are medians of the per-round ratios. Starts its own redis-server on a free loopback port unless given
+calls; ratios are medians of the per-round ratios. Starts its own redis-server (tests/servers/launch.py) unless given
 a Redis URL.
 
     python -P bench/python/hybrid.py [redis://host:port]      # BENCH_ROUNDS=5 BENCH_SECONDS=1
@@ -23,7 +23,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -34,6 +33,9 @@ from typing import Callable, Dict, Iterator, List, Optional
 
 import ratewarden
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/servers.py
+from servers import RedisServer, raise_priority  # noqa: E402
+
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "1"))
 ABUSED = "10/minute"
@@ -42,28 +44,11 @@ HUGE = "1000000000/minute"
 
 @contextmanager
 def redis_server() -> Iterator[str]:
-    """A throwaway redis-server on a free loopback port (at a higher CPU priority when allowed, standing in for a
-    Redis host of its own, as bench/python/run.sh does); killed by PID at the end."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    workdir = tempfile.mkdtemp(prefix="rw-hybrid-bench-")
-    prio = ["nice", "-n", "-10"] if subprocess.run(["nice", "-n", "-10", "true"], capture_output=True).returncode == 0 \
-        and os.geteuid() == 0 else []
-    proc = subprocess.Popen([*prio, "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", workdir], stdout=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True).stdout.strip() \
-                != "PONG":
-            if time.monotonic() > deadline:
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}"
-    finally:
-        proc.kill()
-        proc.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
+    """A throwaway redis-server (tests/servers/launch.py: gone with this process, however it ends), at a higher CPU
+    priority when allowed, standing in for a Redis host of its own, as bench/python/run.sh does."""
+    with RedisServer() as server:
+        raise_priority(server.pid)
+        yield server.url
 
 
 def warm(store: ratewarden.Store) -> ratewarden.Store:
