@@ -19,7 +19,7 @@
 
 #include "ratewarden/ratewarden.hpp"
 #include "redis/scripts.hpp"
-#include "redis_server.hpp"  // tests/core: servers from tests/servers/launch.py
+#include "bench_redis.hpp"
 
 namespace {
 
@@ -137,18 +137,9 @@ double raw_round_trip_us(const std::string& host, int port, const ratewarden::Li
 }  // namespace
 
 int main() {
-  std::string host = "127.0.0.1";
-  int port = 0;
-  std::optional<ratewarden::testing::RedisServer> server;  // ours, unless REDIS_URL is set
-  if (const char* url = std::getenv("REDIS_URL")) {
-    std::string u = url;  // redis://host:port
-    size_t colon = u.rfind(':');
-    host = u.substr(8, colon - 8);
-    port = std::atoi(u.c_str() + colon + 1);
-  } else {
-    server.emplace();  // gone with this process, however it ends
-    port = server->port();
-  }
+  const BenchRedis redis;
+  const std::string& host = redis.host;
+  const int port = redis.port;
 
   const std::string url = "redis://" + host + ":" + std::to_string(port);
   ratewarden::Limiter warmup(kPolicy, ratewarden::open_store(url));

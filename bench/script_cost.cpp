@@ -22,7 +22,7 @@
 
 #include "ratewarden/ratewarden.hpp"
 #include "redis/scripts.hpp"
-#include "redis_server.hpp"  // tests/core: servers from tests/servers/launch.py
+#include "bench_redis.hpp"
 
 namespace {
 
@@ -229,18 +229,9 @@ double memory_hot_log_ns(int64_t limit) {
 }  // namespace
 
 int main() {
-  std::string host = "127.0.0.1";
-  int port = 0;
-  std::optional<ratewarden::testing::RedisServer> server;  // ours, unless REDIS_URL is set
-  if (const char* url = std::getenv("REDIS_URL")) {
-    std::string u = url;  // redis://host:port
-    size_t colon = u.rfind(':');
-    host = u.substr(8, colon - 8);
-    port = std::atoi(u.c_str() + colon + 1);
-  } else {
-    server.emplace();  // gone with this process, however it ends
-    port = server->port();
-  }
+  const BenchRedis redis;
+  const std::string& host = redis.host;
+  const int port = redis.port;
   Redis r;
   r.c = redisConnect(host.c_str(), port);
   if (r.c == nullptr || r.c->err) {
