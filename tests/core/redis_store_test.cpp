@@ -518,7 +518,9 @@ TEST(RedisUrl, ParsesOptionsAndRejectsBadOnes) {
   EXPECT_EQ(open_store("redis://h?prefix=app")->key_prefix(), "app");
   for (const char* bad : {"redis://", "redis://h:0", "redis://h:99999", "redis://h:x", "redis://h/abc",
                           "redis://h?timeout=0", "redis://h?timeout=5h", "redis://h?pool=0", "redis://h?pool=65",
-                          "redis://h?colour=red", "redis://a:1,b:2", "redis://h?prefix=a{b"})
+                          "redis://h?colour=red", "redis://a:1,b:2", "redis://h?prefix=a{b",
+                          "redis://h?circuit_backoff=0", "redis+cluster://a:1,", "redis+cluster://a:1,,b:2",
+                          "redis+cluster://a:1/0", "redis+cluster+unix:///a.sock,", "redis+cluster+unix:///a.sock,b.sock"})
     EXPECT_THROW(open_store(bad), InvalidArgument) << bad;
 }
 

@@ -1,5 +1,8 @@
 #include "redis_url.hpp"
 
+#include <string>
+#include <vector>
+
 #include "ratewarden/cluster_store.hpp"
 #include "ratewarden/errors.hpp"
 #include "net/network_url.hpp"
@@ -40,6 +43,16 @@ void read_client_options(Url& url, std::string_view text, bool tls, RedisClientO
   o.tls.verify = take_int(url, "tls_verify", 1, 0, 1) == 1;
 }
 
+// "a,b,,c" -> {"a", "b", "", "c"}: an empty item is kept, for its reader to refuse.
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  for (size_t comma; (comma = list.find(',', start)) != std::string::npos; start = comma + 1)
+    items.push_back(list.substr(start, comma - start));
+  items.push_back(list.substr(start));
+  return items;
+}
+
 int parse_db(std::string_view text, const std::string& db) {
   if (db.empty() || db.size() > 5 || db.find_first_not_of("0123456789") != std::string::npos)
     invalid_url(text, "the database must be a number, such as /0");
@@ -74,28 +87,13 @@ std::shared_ptr<Store> open_cluster_url(Url& url, std::string_view text, Clock c
   if (url.scheme == "redis+cluster+unix") {
     if (!url.hosts.empty() || url.path.empty())
       invalid_url(text, "expected redis+cluster+unix:///path/a.sock,/path/b.sock,... (three slashes: no host)");
-    const std::string paths = "/" + url.path;
-    size_t start = 0;
-    while (start < paths.size()) {
-      const size_t comma = paths.find(',', start);
-      const std::string path = paths.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    for (const std::string& path : split_commas("/" + url.path)) {
       if (path.empty() || path[0] != '/') invalid_url(text, "every socket must be an absolute path");
       o.unix_paths.push_back(path);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
     }
-    o.clock = std::move(clock);
-    reject_unknown_options(url, text);
-    return std::make_shared<ClusterStore>(o);
-  }
-  if (!url.path.empty()) invalid_url(text, "a cluster has only database 0: no path");
-  size_t start = 0;
-  while (start <= url.hosts.size()) {
-    size_t comma = url.hosts.find(',', start);
-    const std::string item = url.hosts.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    o.seeds.push_back(parse_host(text, item));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+  } else {
+    if (!url.path.empty()) invalid_url(text, "a cluster has only database 0: no path");
+    for (const std::string& item : split_commas(url.hosts)) o.seeds.push_back(parse_host(text, item));
   }
   o.clock = std::move(clock);
   reject_unknown_options(url, text);
