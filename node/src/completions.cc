@@ -10,19 +10,22 @@
 
 namespace rwnode {
 
-Completions::Completions(napi_env env) : env_(env), state_(std::make_shared<State>()) {
+Completions::Completions(napi_env env) : env_(env) {
   napi_value name;
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_string_utf8(env, "ratewarden", NAPI_AUTO_LENGTH, &name));
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, nullptr, nullptr,
-                                                                 this, &Completions::drain, &state_->wake));
-  NAPI_THROW_IF_FAILED_VOID(env, napi_unref_threadsafe_function(env, state_->wake));
+                                                                 this, &Completions::drain, &wake_));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_unref_threadsafe_function(env, wake_));
+  queue_ = std::make_shared<Queue>(
+      [wake = wake_] { napi_call_threadsafe_function(wake, nullptr, napi_tsfn_nonblocking); },
+      nullptr);  // an answer after the environment is gone is dropped: JS knew its call by an id only
   // Cleanup hooks run in reverse order of registration: this one runs before the thread-safe function's own.
-  NAPI_THROW_IF_FAILED_VOID(env, napi_add_env_cleanup_hook(env, &Completions::close, state_.get()));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_add_env_cleanup_hook(env, &Completions::close, queue_.get()));
 }
 
 // With the addon's instance data, when the environment is torn down (after the cleanup hooks).
 Completions::~Completions() {
-  close(state_.get());
+  close(queue_.get());
   if (handler_ != nullptr) napi_delete_reference(env_, handler_);
   if (later_ != nullptr) napi_delete_reference(env_, later_);
 }
@@ -37,76 +40,25 @@ void Completions::set_handler(napi_env env, napi_value handler, napi_value later
   later_ = refs[1];
 }
 
-void Completions::close(void* state) noexcept {
-  auto* s = static_cast<State*>(state);
-  std::vector<Answer> dropped;
-  std::lock_guard<std::mutex> lock(s->mu);
-  s->closed = true;
-  s->answers.swap(dropped);
-}
-
-void Completions::State::push(Answer&& answer) noexcept {
+void Completions::close(void* queue) noexcept {
   try {
-    std::lock_guard<std::mutex> lock(mu);
-    if (closed) return;  // the environment is gone: the answer is dropped, no N-API call
-    answers.push_back(std::move(answer));
-    if (!woken) {
-      woken = true;
-      napi_call_threadsafe_function(wake, nullptr, napi_tsfn_nonblocking);
-    }
+    static_cast<Queue*>(queue)->close();  // the answers waiting are dropped as plain data
   } catch (...) {
-    // Out of memory: this call never settles. Nothing else can be done on this thread.
   }
 }
 
 ratewarden::DecisionCallback Completions::on_decision(uint32_t id, uint8_t kind) const {
-  return [state = state_, id, kind](const ratewarden::Decision* d, const ratewarden::Error* e) {
-    Answer a;
-    a.id = id;
-    if (d != nullptr) {
-      a.kind = static_cast<Kind>(kind);
-      a.decision = *d;
-    } else {
-      a.kind = kError;
-      a.code = e->code();
-      a.message = e->what();
-    }
-    state->push(std::move(a));
-  };
+  return Queue::on_decision(queue_, Call{id, kind});
 }
 
-ratewarden::DoneCallback Completions::on_done(uint32_t id) const {
-  return [state = state_, id](const ratewarden::Error* e) {
-    Answer a;
-    a.id = id;
-    a.kind = kDone;
-    if (e != nullptr) {
-      a.kind = kError;
-      a.code = e->code();
-      a.message = e->what();
-    }
-    state->push(std::move(a));
-  };
-}
+ratewarden::DoneCallback Completions::on_done(uint32_t id) const { return Queue::on_done(queue_, Call{id, kDone}); }
 
 ratewarden::Limiter::ManyCallback Completions::on_decisions(uint32_t id) const {
-  return [state = state_, id](const std::vector<ratewarden::Decision>* decisions, const ratewarden::Error* e) {
-    Answer a;
-    a.id = id;
-    if (decisions != nullptr) {
-      a.kind = kDecisions;
-      a.many = *decisions;
-    } else {
-      a.kind = kError;
-      a.code = e->code();
-      a.message = e->what();
-    }
-    state->push(std::move(a));
-  };
+  return Queue::on_decisions(queue_, Call{id, kDecisions});
 }
 
 void Completions::started(napi_env env) {
-  if (in_flight_++ == 0) napi_ref_threadsafe_function(env, state_->wake);
+  if (in_flight_++ == 0) napi_ref_threadsafe_function(env, wake_);
 }
 
 // The thread-safe function's call_js, on the loop thread. `env` is null when Node empties the function's queue at
@@ -118,28 +70,18 @@ void Completions::drain(napi_env env, napi_value, void* context, void*) noexcept
 
 void Completions::drain_now(napi_env env) noexcept {
   try {
-    {
-      std::lock_guard<std::mutex> lock(state_->mu);
-      if (state_->closed) return;
-      batch_.swap(state_->answers);  // `woken` stays set: answers arriving meanwhile wait for the next turn
-    }
+    queue_->take(batch_, false);  // unarmed: answers arriving meanwhile wait for the next turn
     if (!batch_.empty()) {
       in_flight_ -= std::min(in_flight_, batch_.size());
-      if (in_flight_ == 0) napi_unref_threadsafe_function(env, state_->wake);
+      if (in_flight_ == 0) napi_unref_threadsafe_function(env, wake_);
       deliver(env, batch_);
     }
     batch_.clear();
-    bool more;
-    {
-      std::lock_guard<std::mutex> lock(state_->mu);
-      if (state_->closed) return;
-      more = !state_->answers.empty();
-      if (!more) state_->woken = false;  // the next answer wakes the loop
-    }
     // More answers came while this batch was delivered: the next turn of the loop takes them (setImmediate).
-    if (more && !call(env, later_, 0, nullptr)) {
+    // Else the next answer wakes the loop.
+    if (queue_->rearm_if_empty() && !call(env, later_, 0, nullptr)) {
       // JS cannot run (the environment is going away): the thread-safe function is the only way left.
-      napi_call_threadsafe_function(state_->wake, nullptr, napi_tsfn_nonblocking);
+      napi_call_threadsafe_function(wake_, nullptr, napi_tsfn_nonblocking);
     }
   } catch (...) {
     batch_.clear();
@@ -195,23 +137,24 @@ void Completions::deliver(napi_env env, std::vector<Answer>& batch) noexcept {
     if (argv[0] == nullptr || napi_get_null(env, &argv[1]) != napi_ok) return;
     for (size_t i = 0; i < batch.size(); ++i) {
       const Answer& a = batch[i];
+      const uint8_t kind = a.error ? kError : a.token.kind;
       double* record = values + i * kRecord;
-      record[0] = a.id;
-      record[1] = a.kind;
-      if (a.kind == kDecision || a.kind == kReservation) write_decision(a.decision, record + 2);
+      record[0] = a.token.id;
+      record[1] = kind;
+      if (kind == kDecision || kind == kReservation) write_decision(a.decision, record + 2);
       else std::memset(record + 2, 0, kDecisionFields * sizeof(double));
-      if (a.kind != kError && a.kind != kDecisions) continue;
+      if (kind != kError && kind != kDecisions) continue;
       napi_valuetype type;
       if (napi_typeof(env, argv[1], &type) != napi_ok) return;
       if (type == napi_null && napi_create_array_with_length(env, batch.size(), &argv[1]) != napi_ok) return;
       napi_value extra = nullptr;
-      if (a.kind == kError) {
-        extra = js_error(env, a.code, a.message);
+      if (kind == kError) {
+        extra = js_error(env, *a.error, a.message);
       } else {
         double* out = nullptr;
-        extra = float64_array(env, a.many.size() * kDecisionFields, &out);
+        extra = float64_array(env, a.decisions.size() * kDecisionFields, &out);
         if (extra != nullptr)
-          for (size_t j = 0; j < a.many.size(); ++j) write_decision(a.many[j], out + j * kDecisionFields);
+          for (size_t j = 0; j < a.decisions.size(); ++j) write_decision(a.decisions[j], out + j * kDecisionFields);
       }
       if (extra == nullptr || napi_set_element(env, argv[1], static_cast<uint32_t>(i), extra) != napi_ok) return;
     }

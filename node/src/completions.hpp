@@ -20,7 +20,7 @@
 //  - The environment's cleanup hook (registered after the thread-safe function is created, so it runs before Node
 //    closes that function) closes the queue under its lock. From then on an answer is dropped without any N-API
 //    call, and nothing ever calls the thread-safe function again.
-//  - The state the I/O thread touches (State) is shared by every callback in flight: it outlives the environment
+//  - The state the I/O thread touches (the Queue) is shared by every callback in flight: it outlives the environment
 //    until the last answer has arrived.
 //  - No C++ exception leaves drain() or the hook: they use the C API, check statuses and give up quietly when the
 //    environment cannot run JS any more (a worker being terminated).
@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "ratewarden/answer_queue.hpp"
 #include "ratewarden/limiter.hpp"
 
 namespace rwnode {
@@ -67,32 +68,24 @@ class Completions {
   enum Kind : uint8_t { kDecision = 0, kError = 1, kDecisions = 2, kDone = 3, kReservation = 4 };
 
  private:
-  struct Answer {
-    uint32_t id = 0;
-    Kind kind = kDone;
-    ratewarden::Decision decision;
-    ratewarden::ErrorCode code = ratewarden::ErrorCode::internal;
-    std::string message;                     // kError
-    std::vector<ratewarden::Decision> many;  // kDecisions
+  // A call as JS knows it: its id, and for a decision, kDecision or kReservation.
+  struct Call {
+    uint32_t id;
+    uint8_t kind;
   };
-
-  // What the I/O thread touches.
-  struct State {
-    std::mutex mu;
-    std::vector<Answer> answers;
-    bool closed = false;
-    bool woken = false;  // the loop has been told (or is draining): the next answer needs no wake-up
-    napi_threadsafe_function wake = nullptr;
-    void push(Answer&& answer) noexcept;
-  };
+  // What the I/O thread touches: the core's queue of answers (ratewarden/answer_queue.hpp), woken through the
+  // thread-safe function.
+  using Queue = ratewarden::AnswerQueue<Call>;
+  using Answer = Queue::Answer;
 
   static void drain(napi_env env, napi_value, void* context, void*) noexcept;
-  static void close(void* state) noexcept;
+  static void close(void* queue) noexcept;
   void deliver(napi_env env, std::vector<Answer>& batch) noexcept;
   bool call(napi_env env, napi_ref function, size_t argc, napi_value* argv) noexcept;
 
   napi_env env_;
-  std::shared_ptr<State> state_;
+  napi_threadsafe_function wake_ = nullptr;
+  std::shared_ptr<Queue> queue_;
   std::vector<Answer> batch_;  // loop thread: the drained answers (its capacity reused)
   size_t in_flight_ = 0;       // loop thread: calls started and not yet drained
   napi_ref handler_ = nullptr;

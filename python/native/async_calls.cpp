@@ -1,7 +1,8 @@
 // The asyncio side of the core's asynchronous calls. Each event loop has one Completions: a call hands the core a
 // callback (Completion::any_thread) that runs on the core's I/O thread, never takes the GIL, and only queues the
-// answer and wakes the loop through an eventfd; the loop's reader (drain) then settles the futures on the loop's
-// thread. So a call in flight costs a queue entry and a future — no thread, no GIL hand-off on the I/O thread.
+// answer and wakes the loop through an eventfd (the core's AnswerQueue, Node's too); the loop's reader (drain) then
+// settles the futures on the loop's thread. So a call in flight costs a queue entry and a future — no thread, no GIL
+// hand-off on the I/O thread.
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -16,23 +17,15 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "ratewarden/answer_queue.hpp"
 #include "convert.hpp"
 #include "errors.hpp"
 
 namespace ratewarden::python {
 namespace {
 
-enum class Kind { decision, decisions, none };
-
-// One answer waiting for the loop. `future` is a strong reference taken with the GIL, dropped in drain().
-struct Answer {
-  PyObject* future;
-  Kind kind;
-  Decision decision;
-  std::vector<Decision> decisions;
-  std::optional<ErrorCode> code;
-  std::string message;
-};
+using Queue = AnswerQueue<PyObject*>;  // a call's token: a strong reference to its future, taken with the GIL
+using Answer = Queue::Answer;
 
 // The futures of answers that came after their loop was closed (asyncio.run ending with calls in flight): the I/O
 // thread cannot release them without the GIL, so the next Completions made or drained does (release_orphans). Never
@@ -44,6 +37,12 @@ struct Orphans {
 Orphans& orphans() {
   static auto* o = new Orphans;
   return *o;
+}
+
+void orphan(PyObject*&& future) {
+  Orphans& o = orphans();
+  std::lock_guard<std::mutex> lock(o.mu);
+  o.futures.push_back(future);
 }
 
 // With the GIL.
@@ -58,57 +57,39 @@ void release_orphans() {
   for (PyObject* f : futures) Py_DECREF(f);
 }
 
-// What the I/O thread touches; it outlives the Completions while answers are still on their way.
-struct Queue {
-  std::mutex mu;
-  std::vector<Answer> answers;
-  bool closed = false;  // the Completions is gone: answers go to the orphans
-  int fd = -1;
-  ~Queue() {
-    if (fd >= 0) ::close(fd);
+// The loop's eventfd: closed with the queue, once the last call in flight has answered.
+struct EventFd {
+  int fd;
+  EventFd() : fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    if (fd < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
   }
-  void push(Answer answer) {
-    bool wake;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (closed) {
-        Orphans& o = orphans();
-        std::lock_guard<std::mutex> orphans_lock(o.mu);
-        o.futures.push_back(answer.future);
-        return;
-      }
-      wake = answers.empty();
-      answers.push_back(std::move(answer));
-    }
-    if (wake) {
-      const uint64_t one = 1;
-      ssize_t n = ::write(fd, &one, sizeof one);
-      (void)n;  // the eventfd is already readable if this fails
-    }
-  }
+  ~EventFd() { ::close(fd); }
+  EventFd(const EventFd&) = delete;
+  EventFd& operator=(const EventFd&) = delete;
 };
 
 class Completions {
  public:
-  Completions() : queue_(std::make_shared<Queue>()) {
+  Completions() {
     release_orphans();
-    queue_->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (queue_->fd < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+    auto fd = std::make_shared<EventFd>();
+    fd_ = fd->fd;
+    queue_ = std::make_shared<Queue>(
+        [fd] {
+          const uint64_t one = 1;
+          ssize_t n = ::write(fd->fd, &one, sizeof one);
+          (void)n;  // the eventfd is already readable if this fails
+        },
+        &orphan);
   }
   // With the GIL, once the loop's reader is gone (the loop closed: only its reader holds a Completions, see
   // ratewarden._limiter._completions). The answers not drained are dropped (a closed loop's futures cannot be
   // settled), those that arrive later are orphans; the eventfd closes with the last call in flight.
   ~Completions() {
-    std::vector<Answer> answers;
-    {
-      std::lock_guard<std::mutex> lock(queue_->mu);
-      queue_->closed = true;
-      answers.swap(queue_->answers);
-    }
-    for (Answer& a : answers) Py_DECREF(a.future);
+    for (Answer& a : queue_->close()) Py_DECREF(a.token);
   }
 
-  int fileno() const { return queue_->fd; }
+  int fileno() const { return fd_; }
 
   // The decision when the store answers at once (a hybrid mode's local knowledge: the future is left unused), else
   // None and the future gets the answer.
@@ -154,73 +135,41 @@ class Completions {
   }
 
   void reset(Limiter& limiter, py::handle key, py::object future) {
-    const std::string_view k = key_view(key);
-    std::shared_ptr<Queue> queue = queue_;
-    PyObject* f = future.ptr();
-    limiter.reset_async(
-        k,
-        [queue, f](const Error* e) {
-          Answer a{f, Kind::none, {}, {}, {}, {}};
-          if (e != nullptr) a.code = e->code(), a.message = e->what();
-          queue->push(std::move(a));
-        },
-        Completion::any_thread);
+    limiter.reset_async(key_view(key), Queue::on_done(queue_, future.ptr()), Completion::any_thread);
     future.release();
   }
 
   void hit_many(Limiter& limiter, const std::vector<std::string>& keys, py::handle cost, py::object future) {
     const int64_t c = to_int64(cost, "cost");
     const std::vector<std::string_view> views(keys.begin(), keys.end());
-    std::shared_ptr<Queue> queue = queue_;
-    PyObject* f = future.ptr();
-    limiter.hit_many_async(
-        views, c,
-        [queue, f](const std::vector<Decision>* d, const Error* e) {
-          Answer a{f, Kind::decisions, {}, {}, {}, {}};
-          if (d != nullptr) a.decisions = *d;
-          if (e != nullptr) a.code = e->code(), a.message = e->what();
-          queue->push(std::move(a));
-        },
-        Completion::any_thread);
+    limiter.hit_many_async(views, c, Queue::on_decisions(queue_, future.ptr()), Completion::any_thread);
     future.release();
   }
 
   // The loop's reader: settles every answer that arrived. A cancelled future is left as it is.
   void drain() {
     uint64_t count;
-    ssize_t n = ::read(queue_->fd, &count, sizeof count);
+    ssize_t n = ::read(fd_, &count, sizeof count);
     (void)n;
     std::vector<Answer> answers;
-    {
-      std::lock_guard<std::mutex> lock(queue_->mu);
-      answers.swap(queue_->answers);
-    }
+    queue_->take(answers, true);
     settle(answers);
     release_orphans();
   }
 
  private:
-  DecisionCallback decision_callback(const py::object& future) {
-    std::shared_ptr<Queue> queue = queue_;
-    PyObject* f = future.ptr();
-    return [queue, f](const Decision* d, const Error* e) {
-      Answer a{f, Kind::decision, {}, {}, {}, {}};
-      if (d != nullptr) a.decision = *d;
-      if (e != nullptr) a.code = e->code(), a.message = e->what();
-      queue->push(std::move(a));
-    };
-  }
+  DecisionCallback decision_callback(const py::object& future) { return Queue::on_decision(queue_, future.ptr()); }
 
   static void settle(std::vector<Answer>& answers) {
     for (Answer& a : answers) {
-      py::object future = py::reinterpret_steal<py::object>(a.future);
+      py::object future = py::reinterpret_steal<py::object>(a.token);
       try {
         if (future.attr("done")().cast<bool>()) continue;
-        if (a.code) {
-          future.attr("set_exception")(to_python_error(Error(*a.code, a.message)));
-        } else if (a.kind == Kind::decision) {
+        if (a.error) {
+          future.attr("set_exception")(to_python_error(Error(*a.error, a.message)));
+        } else if (a.kind == Queue::Kind::decision) {
           future.attr("set_result")(a.decision);
-        } else if (a.kind == Kind::decisions) {
+        } else if (a.kind == Queue::Kind::decisions) {
           future.attr("set_result")(a.decisions);
         } else {
           future.attr("set_result")(py::none());
@@ -231,6 +180,7 @@ class Completions {
     }
   }
 
+  int fd_;
   std::shared_ptr<Queue> queue_;
 };
 
