@@ -16,6 +16,16 @@ struct NativeKeyList {
   KeyList list;
 };
 
+// A method of the list as a Python method of a key: the key read, the call made with the GIL released when the
+// store waits on I/O.
+template <typename R>
+auto call(R (KeyList::*method)(std::string_view)) {
+  return [method](NativeKeyList& l, py::handle key) {
+    const std::string_view k = key_view(key);
+    return store_call(*l.store, [&] { return (l.list.*method)(k); });
+  };
+}
+
 }  // namespace
 
 void bind_key_list(py::module_& m) {
@@ -32,32 +42,14 @@ void bind_key_list(py::module_& m) {
       .def(
           "entry_key", [](const NativeKeyList& l, py::handle key) { return py::bytes(l.list.entry_key(key_view(key))); },
           py::arg("key"), "The user key of `key`'s entry: b\"list:<name>:<key>\".")
-      .def(
-          "add",
-          [](NativeKeyList& l, py::handle key) {
-            const std::string_view k = key_view(key);
-            store_call(*l.store, [&] { l.list.add(k); });
-          },
-          py::arg("key"), "Adds the key for the list's duration from now (again from now if it was there).")
-      .def(
-          "remove",
-          [](NativeKeyList& l, py::handle key) {
-            const std::string_view k = key_view(key);
-            store_call(*l.store, [&] { l.list.remove(k); });
-          },
-          py::arg("key"))
-      .def(
-          "contains",
-          [](NativeKeyList& l, py::handle key) {
-            const std::string_view k = key_view(key);
-            return store_call(*l.store, [&] { return l.list.contains(k); });
-          },
-          py::arg("key"))
+      .def("add", call(&KeyList::add), py::arg("key"),
+           "Adds the key for the list's duration from now (again from now if it was there).")
+      .def("remove", call(&KeyList::remove), py::arg("key"))
+      .def("contains", call(&KeyList::contains), py::arg("key"))
       .def(
           "expires_in",
           [](NativeKeyList& l, py::handle key) {
-            const std::string_view k = key_view(key);
-            return store_call(*l.store, [&] { return l.list.expires_in_us(k); }) / 1e6;
+            return call(&KeyList::expires_in_us)(l, key) / 1e6;
           },
           py::arg("key"), "Seconds until the key's entry ends; 0 when it is not in the list.");
 }
