@@ -10,8 +10,11 @@ void take_network_options(Url& url, std::string_view text, NetworkOptions& o) {
   o.pool = static_cast<int>(take_int(url, "pool", o.pool, 1, 64));
   o.circuit_failures = static_cast<int>(take_int(url, "circuit_failures", o.circuit_failures, 0, 1000000));
   o.circuit_backoff_us = take_duration_us(url, "circuit_backoff", o.circuit_backoff_us);
-  if (o.timeout_us < 1000 || o.connect_timeout_us < 1000) invalid_url(text, "timeouts must be at least 1ms");
-  if (o.circuit_backoff_us < 1000) invalid_url(text, "circuit_backoff must be at least 1ms");
+  try {
+    validate_network_options(o);  // the rules of options set in code, told with the URL
+  } catch (const InvalidArgument& e) {
+    invalid_url(text, e.what());
+  }
 }
 
 void validate_network_options(const NetworkOptions& o) {
