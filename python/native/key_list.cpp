@@ -9,38 +9,30 @@
 namespace ratewarden::python {
 namespace {
 
-struct NativeKeyList {
-  NativeKeyList(std::string name, std::shared_ptr<Store> s, int64_t duration_us)
-      : store(std::move(s)), list(std::move(name), store, duration_us) {}
-  std::shared_ptr<Store> store;
-  KeyList list;
-};
-
 // A method of the list as a Python method of a key: the key read, the call made with the GIL released when the
 // store waits on I/O.
 template <typename R>
 auto call(R (KeyList::*method)(std::string_view)) {
-  return [method](NativeKeyList& l, py::handle key) {
+  return [method](KeyList& l, py::handle key) {
     const std::string_view k = key_view(key);
-    return store_call(*l.store, [&] { return (l.list.*method)(k); });
+    return store_call(*l.store(), [&] { return (l.*method)(k); });
   };
 }
 
 }  // namespace
 
 void bind_key_list(py::module_& m) {
-  py::class_<NativeKeyList>(m, "KeyList", "A deny or allow list held in a store (docs/key-lists.md).")
+  py::class_<KeyList>(m, "KeyList", "A deny or allow list held in a store (docs/key-lists.md).")
       .def(py::init([](std::string name, std::shared_ptr<Store> store, int64_t duration_us) {
              if (!store) throw py::type_error("store must be a Store");
-             return new NativeKeyList(std::move(name), std::move(store), duration_us);
+             return new KeyList(std::move(name), std::move(store), duration_us);
            }),
            py::arg("name"), py::arg("store"), py::arg("duration_us"))
-      .def_property_readonly("name", [](const NativeKeyList& l) { return l.list.name(); })
-      .def_property_readonly("policy", [](const NativeKeyList& l) { return l.list.policy(); },
-                             "Its entries' policy (one hit per duration).")
-      .def_property_readonly("store", [](const NativeKeyList& l) { return l.store; })
+      .def_property_readonly("name", &KeyList::name)
+      .def_property_readonly("policy", &KeyList::policy, "Its entries' policy (one hit per duration).")
+      .def_property_readonly("store", &KeyList::store)
       .def(
-          "entry_key", [](const NativeKeyList& l, py::handle key) { return py::bytes(l.list.entry_key(key_view(key))); },
+          "entry_key", [](const KeyList& l, py::handle key) { return py::bytes(l.entry_key(key_view(key))); },
           py::arg("key"), "The user key of `key`'s entry: b\"list:<name>:<key>\".")
       .def("add", call(&KeyList::add), py::arg("key"),
            "Adds the key for the list's duration from now (again from now if it was there).")
@@ -48,9 +40,7 @@ void bind_key_list(py::module_& m) {
       .def("contains", call(&KeyList::contains), py::arg("key"))
       .def(
           "expires_in",
-          [](NativeKeyList& l, py::handle key) {
-            return call(&KeyList::expires_in_us)(l, key) / 1e6;
-          },
+          [](KeyList& l, py::handle key) { return call(&KeyList::expires_in_us)(l, key) / 1e6; },
           py::arg("key"), "Seconds until the key's entry ends; 0 when it is not in the list.");
 }
 

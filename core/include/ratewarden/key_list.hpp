@@ -25,6 +25,7 @@ class KeyList {
   KeyList(std::string name, std::shared_ptr<Store> store, int64_t duration_us = kMaxDurationUs);
 
   const std::string& name() const { return name_; }
+  const std::shared_ptr<Store>& store() const { return limiter_.store(); }
   int64_t duration_us() const { return duration_us_; }
   // Its entries' policy: one hit per duration, in whole ms ("1/900000ms"), or in whole seconds past the 10^9 that a
   // policy's period count may be.
