@@ -137,7 +137,7 @@ void Completions::deliver(napi_env env, std::vector<Answer>& batch) noexcept {
     if (argv[0] == nullptr || napi_get_null(env, &argv[1]) != napi_ok) return;
     for (size_t i = 0; i < batch.size(); ++i) {
       const Answer& a = batch[i];
-      const uint8_t kind = a.error ? kError : a.token.kind;
+      const uint8_t kind = a.error ? static_cast<uint8_t>(kError) : a.token.kind;
       double* record = values + i * kRecord;
       record[0] = a.token.id;
       record[1] = kind;

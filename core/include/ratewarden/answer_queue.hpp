@@ -44,17 +44,19 @@ class AnswerQueue {
 
   static DecisionCallback on_decision(std::shared_ptr<AnswerQueue> queue, Token token) {
     return [queue = std::move(queue), token](const Decision* d, const Error* e) mutable {
-      Answer a{std::move(token), Kind::decision};
+      Answer a = answer(std::move(token), Kind::decision);
       if (d != nullptr) a.decision = *d;
       queue->push(std::move(a), e);
     };
   }
   static DoneCallback on_done(std::shared_ptr<AnswerQueue> queue, Token token) {
-    return [queue = std::move(queue), token](const Error* e) mutable { queue->push(Answer{std::move(token)}, e); };
+    return [queue = std::move(queue), token](const Error* e) mutable {
+      queue->push(answer(std::move(token), Kind::done), e);
+    };
   }
   static Limiter::ManyCallback on_decisions(std::shared_ptr<AnswerQueue> queue, Token token) {
     return [queue = std::move(queue), token](const std::vector<Decision>* d, const Error* e) mutable {
-      Answer a{std::move(token), Kind::decisions};
+      Answer a = answer(std::move(token), Kind::decisions);
       if (d != nullptr) a.decisions = *d;
       queue->push(std::move(a), e);
     };
@@ -89,6 +91,13 @@ class AnswerQueue {
   }
 
  private:
+  static Answer answer(Token&& token, Kind kind) {
+    Answer a;
+    a.token = std::move(token);
+    a.kind = kind;
+    return a;
+  }
+
   // Never throws (the core's callbacks must not): out of memory, the answer is lost and its call never settles.
   void push(Answer&& answer, const Error* error) noexcept {
     try {
