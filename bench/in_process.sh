@@ -3,7 +3,8 @@
 # use instead, measured in the same run. C++: Limiter::hit against Rust's governor (bench/peers/governor, built with
 # cargo from crates.io) for one hot key and for 1,000,000 distinct keys (without eviction and at the default
 # bound), two threads against one, two policies against one, and a bare std::unordered_map window for information;
-# BENCH_ROUNDS (default 5) interleaved rounds of the two programs, one table of ratios beside the issue's targets.
+# BENCH_ROUNDS (default 5) interleaved rounds of the two programs, one table of ratios beside the issue's targets;
+# and the cost of the decision counters (issue 36: <= 1.02x), against the same bench built without them.
 # Then the Python and Node in-process benches (bench/python/in_process.py, bench/node/in_process.js), which print
 # their own tables. About 5 minutes.
 set -euo pipefail
@@ -11,6 +12,7 @@ cd "$(dirname "$0")/.."
 
 rounds=${BENCH_ROUNDS:-5}
 build=build-bench-in-process
+build_off=build-bench-no-metrics  # the same, the decision counters compiled out: what they cost
 scripts/setup.sh
 command -v cargo >/dev/null || { echo "in_process.sh: cargo (Rust) is needed to build the governor peer" >&2; exit 1; }
 
@@ -18,6 +20,9 @@ echo "building memory_store_bench (Release, $build) and the governor peer (cargo
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRATEWARDEN_BUILD_BENCH=ON -DRATEWARDEN_BUILD_TESTS=OFF \
   -DRATEWARDEN_BUILD_EXAMPLES=OFF -DRATEWARDEN_BUILD_CAPI=OFF -DRATEWARDEN_WERROR=ON >/dev/null
 cmake --build "$build" --target memory_store_bench -j 2 >/dev/null
+cmake -S . -B "$build_off" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRATEWARDEN_BUILD_BENCH=ON -DRATEWARDEN_BUILD_TESTS=OFF \
+  -DRATEWARDEN_BUILD_EXAMPLES=OFF -DRATEWARDEN_BUILD_CAPI=OFF -DRATEWARDEN_WERROR=ON -DRATEWARDEN_METRICS=OFF >/dev/null
+cmake --build "$build_off" --target memory_store_bench -j 2 >/dev/null
 cargo build --release --locked -j 2 -q --manifest-path bench/peers/governor/Cargo.toml
 
 dir=$(mktemp -d)
@@ -27,6 +32,8 @@ for ((r = 1; r <= rounds; r++)); do
   "$build/bench/memory_store_bench" --rounds=1 >>"$dir/results.jsonl" 2>>"$dir/cpp.log" ||
     { cat "$dir/cpp.log" >&2; exit 1; }
   bench/peers/governor/target/release/governor-peer --rounds 1 >>"$dir/results.jsonl"
+  "$build_off/bench/memory_store_bench" --rounds=1 --benchmark_filter='^(hot_key|distinct_keys_no_eviction)$' \
+    >>"$dir/results.jsonl" 2>>"$dir/cpp.log" || { cat "$dir/cpp.log" >&2; exit 1; }
 done
 python3 bench/in_process_table.py <"$dir/results.jsonl"
 

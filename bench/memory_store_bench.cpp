@@ -25,6 +25,13 @@
 
 namespace {
 
+// in_process.sh also builds the core without its decision counters (RATEWARDEN_METRICS=OFF), to measure them.
+#ifdef RATEWARDEN_BENCH_NO_METRICS
+constexpr const char* kBenchName = "cpp_no_metrics";
+#else
+constexpr const char* kBenchName = "cpp";
+#endif
+
 constexpr size_t kDistinctKeys = 1000000;
 constexpr double kMinRoundSeconds = 0.3;
 // High enough never to deny: every call takes the allowed path, as governor's cases do.
@@ -174,8 +181,8 @@ class Collector : public benchmark::ConsoleReporter {
       std::sort(v.begin(), v.end());
       const size_t m = v.size() / 2;
       const double per_s = v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
-      std::printf("{\"bench\":\"cpp\",\"case\":\"%s\",\"ns\":%.2f,\"per_s\":%.0f,\"rounds\":%zu", name.c_str(),
-                  1e9 / per_s, per_s, v.size());
+      std::printf("{\"bench\":\"%s\",\"case\":\"%s\",\"ns\":%.2f,\"per_s\":%.0f,\"rounds\":%zu", kBenchName,
+                  name.c_str(), 1e9 / per_s, per_s, v.size());
       for (const auto& [counter, value] : result.counters) {
         std::printf(value == static_cast<double>(static_cast<int64_t>(value)) ? ",\"%s\":%.0f" : ",\"%s\":%.3f",
                     counter.c_str(), value);

@@ -10,6 +10,7 @@ packages=(
   libpq-dev postgresql
   binutils python3 python3-pytest
   python3-venv python3-dev wrk
+  prometheus  # its promtool checks the metrics' exposition in the tests
 )
 
 missing=()

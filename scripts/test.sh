@@ -31,7 +31,7 @@ run_suite() {  # name, build dir, ctest filter, cmake options...
 
 run_suite "core tests" build-test "" -DCMAKE_BUILD_TYPE=Debug
 run_suite "core tests under ASan + UBSan" build-asan "" -DCMAKE_BUILD_TYPE=Debug -DRATEWARDEN_SANITIZE=ON
-concurrent="MemoryStore|Threads|AcrossProcesses|ScriptFlush|RedisFailures|HitAsync|capi_c|cluster_tests|connections_tests|postgres_tests|hybrid_tests|reservation_tests"
+concurrent="MemoryStore|Threads|LimiterStats|StoreStats|Events|AcrossProcesses|ScriptFlush|RedisFailures|HitAsync|capi_c|cluster_tests|connections_tests|postgres_tests|hybrid_tests|reservation_tests"
 run_suite "concurrency tests under TSan" build-tsan "$concurrent" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRATEWARDEN_TSAN=ON
 step "Python package"
 scripts/test_python.sh  # the Python package: pip install ., pytest with Flask 3.x and with Flask 2.2

@@ -163,6 +163,9 @@ RW_EXPORT void rw_options_set_prefix(rw_options_t *options, const char *prefix);
 /* What a call returns when the store fails: "raise" (the error status), "allow" (an allowed decision: fail open)
  * or "deny" (a denied decision with retry_after of at most 1 s: fail closed). */
 RW_EXPORT void rw_options_set_on_store_error(rw_options_t *options, const char *on_store_error);
+/* What the limiter's figures are counted under (rw_limiter_metrics, the exporters' `limiter` label): 1 to 200
+ * bytes; by default the policy string. Limiters of one name count together. */
+RW_EXPORT void rw_options_set_name(rw_options_t *options, const char *name);
 
 /* ---- Limiters --------------------------------------------------------------------------------------------- */
 
@@ -331,6 +334,80 @@ RW_EXPORT int rw_key_list_remove(rw_key_list_t *list, const char *key, size_t ke
  * when it is not in the list. */
 RW_EXPORT int rw_key_list_contains(rw_key_list_t *list, const char *key, size_t keylen, int *contains,
                                    int64_t *expires_in_us, char **errmsg);
+
+/* ---- Figures and events (docs/observability.md) ----
+ * Always counted, cheap to read. The structs below grow at their end in later versions: set `size` to
+ * sizeof(the struct) before the call; the library fills what both it and the caller know of, and sets `size` to
+ * what it filled. */
+
+/* A limiter's decisions (hits and reservations; peeks, refunds and cancels are not decisions). */
+typedef struct rw_limiter_metrics_t {
+  size_t size;
+  int64_t allowed;
+  int64_t denied;
+  int64_t cost;      /* the cost the allowed ones charged */
+  int64_t fallbacks; /* decisions on_store_error "allow" / "deny" gave because the store failed */
+} rw_limiter_metrics_t;
+RW_EXPORT int rw_limiter_metrics(const rw_limiter_t *limiter, rw_limiter_metrics_t *metrics, char **errmsg);
+/* The limiter's name (rw_options_set_name): valid while the limiter lives. */
+RW_EXPORT const char *rw_limiter_name(const rw_limiter_t *limiter);
+
+/* A store call's outcome: the index of rw_store_metrics_t's per-outcome arrays. */
+enum { RW_CALL_OK = 0, RW_CALL_TIMEOUT = 1, RW_CALL_UNAVAILABLE = 2, RW_CALL_ERROR = 3, RW_CALL_OUTCOMES = 4 };
+/* The upper bounds, in seconds, of the call duration histogram's buckets; the last bucket (+Inf) has none. */
+#define RW_DURATION_BUCKETS 15
+RW_EXPORT const double *rw_duration_bucket_bounds(void); /* RW_DURATION_BUCKETS - 1 values */
+
+/* What a store can tell about itself at once. Counters count since it opened; gauges say what holds now. */
+typedef struct rw_store_metrics_t {
+  size_t size;
+  int64_t keys;          /* gauge: in-process states held (the memory store; a hybrid mode's knowledge) */
+  int64_t max_keys;      /* gauge: their bound */
+  int64_t evictions;     /* live states dropped to stay within max_keys */
+  int64_t expired_drops; /* expired states dropped to make room */
+  /* Network stores: calls by outcome (RW_CALL_*), their durations (per bucket, not cumulative). */
+  int64_t calls[RW_CALL_OUTCOMES];
+  int64_t duration_buckets[RW_CALL_OUTCOMES][RW_DURATION_BUCKETS];
+  double duration_sum_seconds[RW_CALL_OUTCOMES];
+  int64_t circuits_open;    /* gauge: servers whose circuit breaker is open */
+  int64_t circuit_openings; /* times a circuit opened */
+  int64_t connections_open; /* gauge */
+  int64_t pool_size;        /* gauge: PostgreSQL's pool */
+  int64_t sweeps;           /* PostgreSQL: passes of the expired-row sweep */
+  /* The hybrid modes (rw_sync_stats_t's figures). */
+  int64_t local_denials;
+  int64_t local_allows;
+  int64_t store_calls;
+  int64_t sync_batches;
+  int64_t sync_lag_us; /* gauge: -1 when the reset log was never read */
+  int64_t invalidations;
+} rw_store_metrics_t;
+RW_EXPORT int rw_store_metrics(const rw_store_t *store, rw_store_metrics_t *metrics, char **errmsg);
+
+/* Events: what an operator must not miss (a store failing and recovering, a circuit opening and closing, a fork,
+ * live keys evicted, a hybrid lease expired), at most one per kind and store per second, the others counted in the
+ * next one's `suppressed`. */
+typedef enum rw_event_kind_t {
+  RW_EVENT_STORE_FAILED = 0,
+  RW_EVENT_STORE_RECOVERED = 1,
+  RW_EVENT_CIRCUIT_OPENED = 2,
+  RW_EVENT_CIRCUIT_CLOSED = 3,
+  RW_EVENT_FORK_DETECTED = 4,
+  RW_EVENT_LIVE_EVICTIONS = 5,
+  RW_EVENT_LEASE_EXPIRED = 6
+} rw_event_kind_t;
+typedef struct rw_event_t {
+  rw_event_kind_t kind;
+  const char *kind_name; /* "store_failed", ... */
+  int warning;           /* 1 for the kinds a log shows as warnings (failures, openings, evictions) */
+  const char *store;     /* the store's name (its URL, password masked) */
+  const char *message;
+  int64_t suppressed;
+} rw_event_t;
+/* Called on the library's callback thread, one event at a time; the event is valid during the call only. NULL
+ * removes the handler. The handler may block (delaying later events) and may call the library. */
+typedef void (*rw_event_fn)(const rw_event_t *event, void *user_data);
+RW_EXPORT void rw_set_event_handler(rw_event_fn handler, void *user_data);
 
 #ifdef __cplusplus
 }

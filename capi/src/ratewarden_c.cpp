@@ -1,6 +1,7 @@
 // The C ABI: each function forwards to the C++ core and turns every exception into a status code.
 #include "ratewarden.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +22,7 @@ struct rw_options_t {
   std::optional<int32_t> buckets;
   std::optional<std::string> prefix;
   std::string on_store_error = "raise";
+  std::optional<std::string> name;
   // The first misuse a setter saw: setters return void, so rw_limiter_create reports it (static text).
   int status = RW_OK;
   const char* error = nullptr;
@@ -347,6 +349,10 @@ void rw_options_set_on_store_error(rw_options_t* options, const char* on_store_e
              "rw_options_set_on_store_error: on_store_error is NULL");
 }
 
+void rw_options_set_name(rw_options_t* options, const char* name) {
+  set_string(options, &rw_options_t::name, name, "rw_options_set_name: name is NULL");
+}
+
 int rw_limiter_create(rw_store_t* store, const char* policy, const rw_options_t* options, rw_limiter_t** limiter,
                       char** errmsg) {
   if (store == nullptr) return null_argument(errmsg, "store");
@@ -362,6 +368,7 @@ int rw_limiter_create(rw_store_t* store, const char* policy, const rw_options_t*
     lo.buckets = o.buckets;
     lo.prefix = o.prefix;
     lo.on_store_error = ratewarden::parse_on_store_error(o.on_store_error);
+    lo.name = o.name;
     *limiter = new rw_limiter_t{std::make_shared<ratewarden::Limiter>(policy, store->rep, lo)};
   });
 }
@@ -531,5 +538,81 @@ int rw_key_list_contains(rw_key_list_t* list, const char* key, size_t keylen, in
     const int64_t left = list->rep.expires_in_us(std::string_view(key == nullptr ? "" : key, keylen));
     *contains = left > 0 ? 1 : 0;
     if (expires_in_us != nullptr) *expires_in_us = left;
+  });
+}
+
+// ---- Figures and events
+
+namespace {
+
+// Copies `full` (what this library fills) into the caller's struct, as much of it as the caller's `size` says it
+// knows, and tells how much it filled.
+template <class Struct>
+void fill_sized(Struct* out, const Struct& full) {
+  const size_t n = std::min(out->size, sizeof(Struct));
+  std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t), reinterpret_cast<const char*>(&full) + sizeof(size_t),
+              n > sizeof(size_t) ? n - sizeof(size_t) : 0);
+  out->size = std::max(n, sizeof(size_t));
+}
+
+static_assert(RW_DURATION_BUCKETS == ratewarden::kDurationBuckets.size() + 1, "rw_store_metrics_t's buckets");
+static_assert(RW_CALL_OUTCOMES == ratewarden::kCallOutcomes, "rw_store_metrics_t's outcomes");
+
+}  // namespace
+
+int rw_limiter_metrics(const rw_limiter_t* limiter, rw_limiter_metrics_t* metrics, char** errmsg) {
+  if (limiter == nullptr) return null_argument(errmsg, "limiter");
+  if (metrics == nullptr) return null_argument(errmsg, "metrics");
+  return guarded(errmsg, [&] {
+    const ratewarden::LimiterStats s = limiter->rep->stats();
+    rw_limiter_metrics_t full{sizeof(rw_limiter_metrics_t), s.allowed, s.denied, s.cost, s.fallbacks};
+    fill_sized(metrics, full);
+  });
+}
+
+const char* rw_limiter_name(const rw_limiter_t* limiter) {
+  return limiter == nullptr ? nullptr : limiter->rep->name().c_str();
+}
+
+const double* rw_duration_bucket_bounds(void) { return ratewarden::kDurationBuckets.data(); }
+
+int rw_store_metrics(const rw_store_t* store, rw_store_metrics_t* metrics, char** errmsg) {
+  if (store == nullptr) return null_argument(errmsg, "store");
+  if (metrics == nullptr) return null_argument(errmsg, "metrics");
+  return guarded(errmsg, [&] {
+    const ratewarden::StoreStats s = store->rep->stats();
+    rw_store_metrics_t full{};
+    full.size = sizeof(rw_store_metrics_t);
+    full.keys = s.keys;
+    full.max_keys = s.max_keys;
+    full.evictions = s.evictions;
+    full.expired_drops = s.expired_drops;
+    for (size_t o = 0; o < ratewarden::kCallOutcomes; ++o) {
+      full.calls[o] = s.calls[o];
+      for (size_t b = 0; b < RW_DURATION_BUCKETS; ++b) full.duration_buckets[o][b] = s.durations[o].buckets[b];
+      full.duration_sum_seconds[o] = s.durations[o].sum_seconds;
+    }
+    full.circuits_open = s.circuits_open;
+    full.circuit_openings = s.circuit_openings;
+    full.connections_open = s.connections_open;
+    full.pool_size = s.pool_size;
+    full.sweeps = s.sweeps;
+    full.local_denials = s.local_denials;
+    full.local_allows = s.local_allows;
+    full.store_calls = s.store_calls;
+    full.sync_batches = s.sync_batches;
+    full.sync_lag_us = s.sync_lag_us;
+    full.invalidations = s.invalidations;
+    fill_sized(metrics, full);
+  });
+}
+
+void rw_set_event_handler(rw_event_fn handler, void* user_data) {
+  if (handler == nullptr) return ratewarden::set_event_handler(nullptr);
+  ratewarden::set_event_handler([handler, user_data](const ratewarden::Event& e) {
+    const rw_event_t event{static_cast<rw_event_kind_t>(e.kind), ratewarden::event_kind_name(e.kind),
+                           ratewarden::is_warning(e.kind) ? 1 : 0,    e.store.c_str(),
+                           e.message.c_str(),                         e.suppressed};
+    handler(&event, user_data);
   });
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "io/callback_thread.hpp"
+#include "metrics/decision_counts.hpp"
 #include "ratewarden/errors.hpp"
 #include "ratewarden/version.hpp"
 
@@ -17,6 +18,21 @@ std::string key_suffix(const Policy& p) {
 
 // Fail-closed denials ask the client to come back soon: the store may be back by then.
 constexpr int64_t kFailClosedRetryUs = 1000000;
+constexpr size_t kMaxNameBytes = 200;
+
+// The calls whose decisions are counted (LimiterStats): those that may charge.
+bool counted(Mode mode) { return mode == Mode::hit || mode == Mode::reserve; }
+
+std::string name_of(const std::optional<std::string>& name, std::string_view policy) {
+  if (!name) {
+    const size_t first = policy.find_first_not_of(" \t");
+    const size_t last = policy.find_last_not_of(" \t");
+    return std::string(policy.substr(first, std::min(last - first + 1, kMaxNameBytes)));
+  }
+  if (name->empty() || name->size() > kMaxNameBytes)
+    throw InvalidArgument("a limiter's name is 1 to 200 bytes, got " + std::to_string(name->size()));
+  return *name;
+}
 
 }  // namespace
 
@@ -46,6 +62,8 @@ Limiter::Limiter(std::string_view policy, std::shared_ptr<Store> store, LimiterO
     key_suffixes_.push_back(std::move(suffix));
     max_cost_ = std::min(max_cost_, p.capacity());
   }
+  store_counts_ = store_->decision_stripes() > 0;
+  counts_ = std::make_shared<DecisionCounts>(name_of(options_.name, policy), store_->decision_stripes());
   on_failure_.limit = policies_[0].capacity();
   if (options_.on_store_error == OnStoreError::allow) {
     // The store could not tell: report the full quota.
@@ -128,6 +146,7 @@ StoreCall Limiter::call_for(std::string_view key, int64_t cost, Mode mode, std::
   call.key_head = key_head_;
   call.key_suffixes = key_suffixes_.data();
   (mode == Mode::cancel ? call.ticket : call.max_wait_us) = mode_arg;
+  if (store_counts_) call.counts = counts_.get();
   if (keys != nullptr) {
     fill_keys(key, *keys);
     call.keys = keys->data();
@@ -138,15 +157,30 @@ StoreCall Limiter::call_for(std::string_view key, int64_t cost, Mode mode, std::
 Decision Limiter::decide(std::string_view key, int64_t cost, Mode mode, int64_t mode_arg) {
   validate(key, cost);
   try {
-    if (store_takes_key_parts_) return store_->decide(call_for(key, cost, mode, nullptr, mode_arg));
+    if (store_takes_key_parts_) {
+      const Decision d = store_->decide(call_for(key, cost, mode, nullptr, mode_arg));
+      if (!store_counts_) count(mode, d, cost, false);
+      return d;
+    }
     // Kept per thread, and touched only here: a thread_local costs a call per use in a shared library.
     thread_local std::vector<std::string> keys;
-    return store_->decide(call_for(key, cost, mode, &keys, mode_arg));
+    const Decision d = store_->decide(call_for(key, cost, mode, &keys, mode_arg));
+    if (!store_counts_) count(mode, d, cost, false);
+    return d;
   } catch (const StoreError&) {
     if (options_.on_store_error == OnStoreError::raise) throw;
+    count(mode, fallback(mode), cost, true);
     return fallback(mode);
   }
 }
+
+void Limiter::count(Mode mode, const Decision& d, int64_t cost, bool fallback) const {
+  if (counted(mode)) counts_->add(d.allowed, cost, fallback);
+}
+
+LimiterStats Limiter::stats() const { return counts_->totals(); }
+
+const std::string& Limiter::name() const { return counts_->name(); }
 
 const Decision& Limiter::fallback(Mode mode) const {
   static const Decision not_given;  // a cancel that failed gave nothing back, whatever on_store_error says
@@ -192,7 +226,10 @@ std::vector<std::string>& now_keys() {
 bool Limiter::hit_now(std::string_view key, int64_t cost, Decision& out) {
   validate(key, cost);
   std::vector<std::string>& keys = now_keys();
-  return store_->decide_now(call_for(key, cost, Mode::hit, store_takes_key_parts_ ? nullptr : &keys), out);
+  if (!store_->decide_now(call_for(key, cost, Mode::hit, store_takes_key_parts_ ? nullptr : &keys), out))
+    return false;
+  if (!store_counts_) count(Mode::hit, out, cost, false);
+  return true;
 }
 
 bool Limiter::peek_now(std::string_view key, int64_t cost, Decision& out) {
@@ -223,6 +260,7 @@ std::vector<StoreCall> Limiter::many_calls(const std::vector<std::string_view>& 
     call.cost = cost;
     call.key_head = key_head_;
     call.key_suffixes = key_suffixes_.data();
+    if (store_counts_) call.counts = counts_.get();
   }
   return calls;
 }
@@ -235,9 +273,13 @@ std::vector<Decision> Limiter::hit_many(const std::vector<std::string_view>& key
   store_->decide_many(calls.data(), calls.size(), out.data(), errors.data());
   // Only the calls that failed get on_store_error's answer; the others keep the store's.
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (!errors[i]) continue;
+    if (!errors[i]) {
+      if (!store_counts_) count(Mode::hit, out[i], cost, false);
+      continue;
+    }
     if (options_.on_store_error == OnStoreError::raise) throw *errors[i];
     out[i] = on_failure_;
+    count(Mode::hit, out[i], cost, true);
   }
   return out;
 }
@@ -249,9 +291,14 @@ void Limiter::decide_async(std::string_view key, int64_t cost, Mode mode, Decisi
   const StoreCall call = call_for(key, cost, mode, store_takes_key_parts_ ? nullptr : &keys, mode_arg);
   DecisionCallback answer = deliver(std::move(done), where);
   // The store stays alive until the call completes, even if this limiter does not.
+  // The counts go with the call: the limiter may be gone when it is answered.
+  std::shared_ptr<DecisionCounts> counts = counted(mode) ? counts_ : nullptr;
   store_->decide_async(call, [answer = std::move(answer), raise = options_.on_store_error == OnStoreError::raise,
-                              fallback = fallback(mode), store = store_](const Decision* d, const Error* e) {
-    if (e != nullptr && !raise && is_store_failure(*e)) d = &fallback, e = nullptr;
+                              fallback = fallback(mode), store = store_, counts = std::move(counts),
+                              by_store = store_counts_, cost](const Decision* d, const Error* e) {
+    const bool failed = e != nullptr && !raise && is_store_failure(*e);
+    if (failed) d = &fallback, e = nullptr;
+    if (counts != nullptr && d != nullptr && (failed || !by_store)) counts->add(d->allowed, cost, failed);
     answer(d, e);
   });
 }
@@ -313,15 +360,18 @@ void Limiter::hit_many_async(const std::vector<std::string_view>& keys, int64_t 
   store_->decide_many_async(
       calls.data(), n,
       [answer = std::move(answer), result, raise = options_.on_store_error == OnStoreError::raise,
-       fallback = on_failure_, store = store_](const Decision* decisions, const std::optional<StoreError>* errors) {
+       fallback = on_failure_, store = store_, counts = counts_, by_store = store_counts_,
+       cost](const Decision* decisions, const std::optional<StoreError>* errors) {
         for (size_t i = 0; i < result->size(); ++i) {
           if (!errors[i]) {
             (*result)[i] = decisions[i];
+            if (!by_store) counts->add(decisions[i].allowed, cost, false);
           } else if (raise) {
             answer(nullptr, &*errors[i]);
             return;
           } else {
             (*result)[i] = fallback;
+            counts->add(fallback.allowed, cost, true);
           }
         }
         answer(&ready, nullptr);

@@ -155,4 +155,10 @@ void Store::set_key_prefix(std::string prefix) {
   key_prefix_ = std::move(prefix);
 }
 
+StoreStats Store::stats() const {
+  StoreStats s;
+  s.name = describe();
+  return s;
+}
+
 }  // namespace ratewarden

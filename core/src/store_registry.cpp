@@ -6,6 +6,7 @@
 
 #include "hybrid/hybrid_store.hpp"
 #include "memory/memory_url.hpp"
+#include "metrics/registry.hpp"
 #ifdef RATEWARDEN_WITH_POSTGRES
 #include "postgres/pg_url.hpp"
 #endif
@@ -104,7 +105,7 @@ std::shared_ptr<Store> open_store(std::string_view text, Clock clock) {
     std::shared_ptr<Store> store = scheme.open(url, text, std::move(clock));
     store->set_key_prefix(key_prefix);
     if (hybrid) store = make_hybrid_store(std::move(store), std::move(*hybrid));
-    return store;
+    return registered_store(std::move(store));
   }
   throw InvalidArgument("unsupported store URL \"" + masked_url(text) + "\": expected " + known_schemes());
 }

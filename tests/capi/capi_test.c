@@ -539,6 +539,64 @@ static void test_store_stats(const char *redis_url) {
   rw_store_close(store);
 }
 
+/* Figures and events (docs/observability.md): a named limiter's decisions; a store's calls by outcome; the event
+ * of a store that stops answering; a caller's older, shorter struct filled only as far as it knows. */
+static atomic_int events_seen;
+static char first_event[256];
+static void on_event(const rw_event_t *event, void *user_data) {
+  CHECK(user_data == &events_seen);
+  if (atomic_fetch_add(&events_seen, 1) == 0)
+    snprintf(first_event, sizeof first_event, "%s %d %s", event->kind_name, event->warning, event->store);
+}
+
+static void test_metrics(void) {
+  start_phase("metrics");
+  rw_store_t *store = open_store("memory://");
+  rw_options_t *options = rw_options_create();
+  rw_options_set_name(options, "c-login");
+  rw_limiter_t *limiter = NULL;
+  CHECK(rw_limiter_create(store, "2/minute", options, &limiter, NULL) == RW_OK);
+  rw_options_destroy(options);
+  CHECK(strcmp(rw_limiter_name(limiter), "c-login") == 0);
+  for (int i = 0; i < 3; ++i) hit(limiter, "k", 1);
+  rw_limiter_metrics_t m = {.size = sizeof m};
+  CHECK(rw_limiter_metrics(limiter, &m, NULL) == RW_OK);
+  CHECK(m.size == sizeof m && m.allowed == 2 && m.denied == 1 && m.cost == 2 && m.fallbacks == 0);
+  struct {
+    size_t size;
+    int64_t allowed;
+  } older = {sizeof older, -1};  /* a caller built against a version that knew only `allowed` */
+  CHECK(rw_limiter_metrics(limiter, (rw_limiter_metrics_t *)&older, NULL) == RW_OK);
+  CHECK(older.size == sizeof older && older.allowed == 2);
+  rw_limiter_destroy(limiter);
+  rw_store_close(store);
+  CHECK(rw_duration_bucket_bounds()[0] == 0.0001 && rw_duration_bucket_bounds()[RW_DURATION_BUCKETS - 2] == 2.5);
+
+  rw_set_event_handler(on_event, &events_seen);
+  char url[128];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d?timeout=200ms&circuit_failures=1", free_port());
+  store = open_store(url);
+  limiter = make_limiter_with(store, "5/minute", "gcra", "rw", "deny");
+  rw_decision_t d;
+  CHECK(rw_hit(limiter, "k", 1, 1, &d, NULL) == RW_OK && d.allowed == 0);
+  CHECK(rw_limiter_metrics(limiter, &m, NULL) == RW_OK && m.denied == 1 && m.fallbacks == 1);
+  rw_store_metrics_t sm = {.size = sizeof sm};
+  CHECK(rw_store_metrics(store, &sm, NULL) == RW_OK);
+  CHECK(sm.calls[RW_CALL_UNAVAILABLE] == 1 && sm.calls[RW_CALL_OK] == 0 && sm.circuits_open == 1);
+  int64_t in_buckets = 0;
+  for (int b = 0; b < RW_DURATION_BUCKETS; ++b) in_buckets += sm.duration_buckets[RW_CALL_UNAVAILABLE][b];
+  CHECK(in_buckets == 1);
+  for (int i = 0; i < 20000 && atomic_load(&events_seen) < 2; ++i) nanosleep(&(struct timespec){0, 1000000}, NULL);
+  CHECK(atomic_load(&events_seen) >= 2); /* store_failed and circuit_opened */
+  CHECK(strncmp(first_event, "store_failed 1 redis://", 23) == 0 || strncmp(first_event, "circuit_opened 1 ", 17) == 0);
+  rw_set_event_handler(NULL, NULL);
+  char *err = NULL;
+  int st = rw_store_metrics(store, NULL, &err);
+  expect_error(st, err, RW_ERR_INVALID_ARGUMENT, "metrics is NULL");
+  rw_limiter_destroy(limiter);
+  rw_store_close(store);
+}
+
 /* Reservations (docs/c.md, "Pacing"): a second caller on "1/s" waits about a second, gives its slot back, and the
  * next caller gets that slot; the asynchronous form; a window algorithm and bad arguments are refused. */
 static atomic_int reserved_async;
@@ -649,6 +707,7 @@ int main(void) {
   test_reservations("memory://");
   test_open_shared("memory://", 0);
   test_key_lists("memory://");
+  test_metrics();
 
   struct redis_server *redis = start_redis("");
   test_operations(redis->url, "capi");

@@ -8,6 +8,13 @@ namespace {
 
 constexpr int64_t kBackoff = 1000000;
 
+CircuitOptions options(int failures, int64_t backoff_us) {
+  CircuitOptions o;
+  o.failures = failures;
+  o.backoff_us = backoff_us;
+  return o;
+}
+
 bool lets_through(Circuit& c, int64_t now, bool* probe_out = nullptr) {
   bool probe = false;
   const bool through = c.lets_through(now, probe);
@@ -16,7 +23,7 @@ bool lets_through(Circuit& c, int64_t now, bool* probe_out = nullptr) {
 }
 
 TEST(CircuitBreaker, OpensAfterThatManyFailuresInARowAndAnAnswerResetsTheCount) {
-  Circuit c(CircuitOptions{3, kBackoff});
+  Circuit c(options(3, kBackoff));
   c.failed(0, false, "refused");
   c.failed(1, false, "refused");
   c.answered();  // not in a row
@@ -30,7 +37,7 @@ TEST(CircuitBreaker, OpensAfterThatManyFailuresInARowAndAnAnswerResetsTheCount) 
 }
 
 TEST(CircuitBreaker, AfterTheBackOffOneProbeGoesThroughAndTheOthersStillFail) {
-  Circuit c(CircuitOptions{1, kBackoff});
+  Circuit c(options(1, kBackoff));
   c.failed(0, false, "refused");
   bool probe = false;
   EXPECT_TRUE(lets_through(c, kBackoff, &probe));
@@ -45,7 +52,7 @@ TEST(CircuitBreaker, AfterTheBackOffOneProbeGoesThroughAndTheOthersStillFail) {
 }
 
 TEST(CircuitBreaker, AFailedProbeOpensItForAnotherBackOff) {
-  Circuit c(CircuitOptions{2, kBackoff});
+  Circuit c(options(2, kBackoff));
   c.failed(0, false, "refused");
   c.failed(0, false, "refused");
   bool probe = false;
@@ -58,7 +65,7 @@ TEST(CircuitBreaker, AFailedProbeOpensItForAnotherBackOff) {
 }
 
 TEST(CircuitBreaker, AProbeThatEndsWithoutNewsLeavesTheNextCallToProbe) {
-  Circuit c(CircuitOptions{1, kBackoff});
+  Circuit c(options(1, kBackoff));
   c.failed(0, false, "refused");
   bool probe = false;
   ASSERT_TRUE(lets_through(c, kBackoff, &probe));
@@ -68,7 +75,7 @@ TEST(CircuitBreaker, AProbeThatEndsWithoutNewsLeavesTheNextCallToProbe) {
 }
 
 TEST(CircuitBreaker, ZeroFailuresNeverOpens) {
-  Circuit c(CircuitOptions{0, kBackoff});
+  Circuit c(options(0, kBackoff));
   for (int i = 0; i < 100; ++i) c.failed(i, false, "refused");
   EXPECT_TRUE(lets_through(c, 100));
 }

@@ -12,9 +12,12 @@
 #include "ratewarden/decision.hpp"
 #include "ratewarden/errors.hpp"
 #include "ratewarden/policy.hpp"
+#include "ratewarden/stats.hpp"
 #include "ratewarden/store.hpp"
 
 namespace ratewarden {
+
+class DecisionCounts;
 
 // What a call returns when the store fails: the error (raise), an allowed decision (fail open) or a denial
 // (fail closed).
@@ -29,6 +32,9 @@ struct LimiterOptions {
   std::optional<int64_t> buckets;  // checked by the core (bindings pass what they are given)
   std::optional<std::string> prefix;  // default: the store's key_prefix() ("rw")
   OnStoreError on_store_error = OnStoreError::raise;
+  // What its figures are counted under (stats(), process_limiter_stats(), the exporters' `limiter` label): 1 to
+  // 200 bytes; by default the policy string. Limiters of one name count together.
+  std::optional<std::string> name;
 };
 
 // Where an asynchronous call's callback runs (docs/threading.md).
@@ -100,6 +106,11 @@ class Limiter {
   void hit_many_async(const std::vector<std::string_view>& keys, int64_t cost, ManyCallback done,
                       Completion where = Completion::library_thread);
 
+  // This limiter's decisions so far (LimiterStats: its name's are in process_limiter_stats()).
+  LimiterStats stats() const;
+  // What its figures are counted under: LimiterOptions::name, the policy string, or "other" (kMaxNames).
+  const std::string& name() const;
+
   const std::vector<Policy>& policies() const { return policies_; }
   const LimiterOptions& options() const { return options_; }
   const std::shared_ptr<Store>& store() const { return store_; }
@@ -124,6 +135,8 @@ class Limiter {
   void validate_reserve(int64_t max_wait_us) const;
   // What a call of `mode` answers when the store fails and on_store_error is not raise.
   const Decision& fallback(Mode mode) const;
+  // Counts a decision the store did not count: `fallback` when on_store_error gave it.
+  void count(Mode mode, const Decision& d, int64_t cost, bool fallback) const;
   std::vector<StoreCall> many_calls(const std::vector<std::string_view>& keys, int64_t cost,
                                     std::vector<std::vector<std::string>>& storage) const;
   void assign_key(std::string& out, std::string_view key, size_t index) const;
@@ -136,6 +149,10 @@ class Limiter {
   std::vector<std::string> key_suffixes_;  // "}:v<version>:<algorithm>:<limit>:<period_ms>[:<extra>]" per policy
   int64_t max_cost_ = 0;
   bool store_takes_key_parts_ = false;
+  // Counts this limiter's decisions; shared with its calls in flight. The store counts them itself (under its
+  // locks) when it has stripes for them; else the limiter does, as they are answered.
+  std::shared_ptr<DecisionCounts> counts_;
+  bool store_counts_ = false;
   Decision on_failure_;  // the decision on_store_error = allow / deny gives
 };
 

@@ -41,6 +41,7 @@ class MemoryStore final : public InProcessStore {
   void reset(const std::string* keys, size_t count, std::string_view tag) override;
   std::string describe() const override;
   StoreStats stats() const override;
+  size_t decision_stripes() const override { return shard_count(); }
 
   // Entries currently held (expired ones included until they are dropped).
   int64_t size() const;
@@ -53,13 +54,16 @@ class MemoryStore final : public InProcessStore {
 
  private:
   memory::Shard& shard_for(uint64_t tag_hash) const;
+  // The index of the shard of a user key of this hash: its decisions' stripe (decision_stripes()).
+  size_t stripe_of(uint64_t tag_hash) const { return (tag_hash >> 40) & shard_mask_; }
   Decision decide_one(memory::Shard& shard, uint64_t tag_hash, int64_t now, const StoreCall& call);
   int64_t now_in(memory::Shard& shard) const;
   // Room for one more entry in `own` (locked by the caller): nothing when under the bound, else an expired entry
   // dropped from any shard, else own's least recently used.
   void make_room(memory::Shard& own, int64_t now_us);
   bool drop_expired_elsewhere(const memory::Shard& own, int64_t now_us);
-  void evicted();  // a live entry was dropped to make room
+  void evicted(int64_t now_us);  // a live entry was dropped to make room
+  void expired_dropped() { expired_drops_.fetch_add(1, std::memory_order_relaxed); }
   void lower_hint(int64_t at_us);
   void insert(memory::Shard& shard, uint64_t hash, const memory::KeyRef& key, AlgorithmState&& state,
               int64_t expires_at_us, int64_t now_us);
@@ -71,6 +75,10 @@ class MemoryStore final : public InProcessStore {
   size_t shard_mask_;
   std::atomic<int64_t> entries_{0};
   std::atomic<int64_t> evictions_{0};
+  std::atomic<int64_t> expired_drops_{0};
+  // Live evictions come with every insert under a flood of new keys: their event is tried once a second at most.
+  std::atomic<int64_t> next_eviction_event_us_{0};
+  std::atomic<int64_t> evictions_told_{0};  // evictions_ when the last event was tried
   // No entry of any shard expires before this (a lower bound: it only rises when a scan finds every shard later).
   std::mutex hint_mu_;
   std::atomic<int64_t> earliest_expiry_hint_;

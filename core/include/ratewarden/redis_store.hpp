@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,7 @@ struct RedisStoreOptions : RedisClientOptions {
   int db = 0;
 };
 
+class CallMetrics;
 class RedisCalls;
 
 // What the single-node and the cluster store are alike: their calls go to the Redis client of this process
@@ -57,13 +59,18 @@ class RedisCallsStore : public Store {
   void check_async(DoneCallback done) override;
   void close() override;
   StoreTraits traits() const override { return StoreTraits::network(); }
+  StoreStats stats() const override;
   std::string describe() const override { return name_; }
 
  protected:
-  RedisCallsStore(std::string name, std::unique_ptr<RedisCalls> calls);
+  // Makes the store's calls from its name and its figures (which its servers' circuits count in).
+  using MakeCalls =
+      std::function<std::unique_ptr<RedisCalls>(const std::string& name, const std::shared_ptr<CallMetrics>& metrics)>;
+  RedisCallsStore(std::string name, const MakeCalls& make_calls);
 
  private:
   std::string name_;
+  std::shared_ptr<CallMetrics> metrics_;
   std::unique_ptr<RedisCalls> calls_;
 };
 

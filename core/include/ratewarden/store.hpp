@@ -30,8 +30,11 @@
 #include "ratewarden/decision.hpp"
 #include "ratewarden/errors.hpp"
 #include "ratewarden/policy.hpp"
+#include "ratewarden/stats.hpp"
 
 namespace ratewarden {
+
+class DecisionCounts;
 
 // One decision to make: every policy of one limiter on one user key. `keys[i]` is the storage key of
 // `policies[i]` (docs/key-format.md); `tag` is the user key, the part every storage key shares (shard / slot).
@@ -49,6 +52,9 @@ struct StoreCall {
   // Mode::reserve: the longest wait the caller accepts. Mode::cancel: the reservation's Decision::ticket.
   int64_t max_wait_us = 0;
   int64_t ticket = 0;
+  // Where a store whose decision_stripes() is not 0 counts the decisions of hit and reserve calls (null: it does
+  // not count them). Set by Limiter only.
+  DecisionCounts* counts = nullptr;
   // What decide_all takes for this call's mode.
   int64_t mode_arg() const { return mode == Mode::cancel ? ticket : max_wait_us; }
 };
@@ -93,21 +99,6 @@ using DecisionsCallback = std::function<void(const Decision* decisions, const st
 // Null on success.
 using DoneCallback = std::function<void(const Error* error)>;
 
-// What a store can tell about itself at once, without a round trip. Network stores keep their keys on the server
-// and report zeros.
-struct StoreStats {
-  int64_t keys = 0;       // states held now (one per key and policy; expired ones until they are dropped)
-  int64_t max_keys = 0;   // the bound on states held; 0 when the store has none
-  int64_t evictions = 0;  // live states dropped to stay within max_keys since the store opened (size it up if > 0)
-  // The hybrid modes (?mode=local_first / async, docs/hybrid.md); zeros for every other store.
-  int64_t local_denials = 0;   // denials answered from what the store last said, with no round trip
-  int64_t local_allows = 0;    // async: hits admitted from a lease already charged to the store
-  int64_t store_calls = 0;     // calls that went to the store on the caller's behalf
-  int64_t sync_batches = 0;    // background exchanges with the store (reset-log reads, lease top-ups)
-  int64_t sync_lag_us = 0;     // age of the last successful read of the reset log (-1: never read)
-  int64_t invalidations = 0;   // local knowledge dropped because a reset was logged
-};
-
 class Store {
  public:
   virtual ~Store() = default;
@@ -142,7 +133,11 @@ class Store {
   virtual void close() = 0;
 
   virtual StoreTraits traits() const = 0;
-  virtual StoreStats stats() const { return {}; }
+  // What the store can tell about itself at once (stats.hpp); `name` is describe().
+  virtual StoreStats stats() const;
+  // A store that counts its calls' decisions itself, under its own locks, in StoreCall::counts: how many stripes
+  // it writes them to (the memory store: one per shard). 0 (the default): the limiter counts them.
+  virtual size_t decision_stripes() const { return 0; }
   // The store's URL with any password masked: safe to log.
   virtual std::string describe() const = 0;
 

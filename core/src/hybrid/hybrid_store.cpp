@@ -415,6 +415,8 @@ class HybridStore final : public Store {
     // In a forked child: its own knowledge, never the parent's (whose locks may be held).
     Knowledge& k = s.started();
     StoreStats out = s.inner->stats();
+    out.name = describe();
+    out.hybrid = true;
     out.keys = k.size();
     out.max_keys = k.max_entries();
     out.evictions = k.evictions();

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "memory/shard.hpp"
+#include "metrics/decision_counts.hpp"
+#include "metrics/emit.hpp"
 #include "util/siphash.hpp"
 #include "ratewarden/algorithms.hpp"
 #include "ratewarden/errors.hpp"
@@ -68,7 +70,7 @@ MemoryStore::MemoryStore(MemoryStoreOptions options)
 
 MemoryStore::~MemoryStore() = default;
 
-Shard& MemoryStore::shard_for(uint64_t tag_hash) const { return shards_[(tag_hash >> 40) & shard_mask_]; }
+Shard& MemoryStore::shard_for(uint64_t tag_hash) const { return shards_[stripe_of(tag_hash)]; }
 
 size_t MemoryStore::shard_of(std::string_view user_key) const {
   return static_cast<size_t>(&shard_for(util::siphash13(*sip_key_, user_key)) - shards_.get());
@@ -97,7 +99,10 @@ bool MemoryStore::drop_expired_elsewhere(const Shard& own, int64_t now_us) {
     }
     const bool dropped = s.drop_one_expired(now_us);
     s.mu.unlock();
-    if (dropped) return true;
+    if (dropped) {
+      expired_dropped();
+      return true;
+    }
   }
   if (!skipped) {
     // Every shard said "later" (the hint was stale: expiries grew): raise the hint to what they say.
@@ -109,21 +114,30 @@ bool MemoryStore::drop_expired_elsewhere(const Shard& own, int64_t now_us) {
   return false;
 }
 
-void MemoryStore::evicted() {
-  evictions_.fetch_add(1, std::memory_order_relaxed);
+void MemoryStore::evicted(int64_t now_us) {
+  const int64_t evictions = evictions_.fetch_add(1, std::memory_order_relaxed) + 1;
   entries_.fetch_sub(1, std::memory_order_relaxed);
+  int64_t next = next_eviction_event_us_.load(std::memory_order_relaxed);
+  if (now_us < next || !next_eviction_event_us_.compare_exchange_strong(next, now_us + 1000000)) return;
+  const int64_t since = evictions - evictions_told_.exchange(evictions, std::memory_order_relaxed);
+  emit_event(EventKind::live_evictions, describe(),
+             std::to_string(since) + " live key state(s) evicted to stay within max_keys=" +
+                 std::to_string(options_.max_keys) + " (" + std::to_string(evictions) +
+                 " in all): limits on them restart; raise max_keys");
 }
 
 void MemoryStore::make_room(Shard& own, int64_t now_us) {
   // Reserve the new entry's place first, so that threads inserting at once never overshoot the bound together.
   if (entries_.fetch_add(1, std::memory_order_relaxed) < options_.max_keys) return;
-  if (own.drop_one_expired(now_us) ||
+  const bool dropped_here = own.drop_one_expired(now_us);
+  if (dropped_here) expired_dropped();
+  if (dropped_here ||
       (earliest_expiry_hint_.load(std::memory_order_relaxed) <= now_us && drop_expired_elsewhere(own, now_us))) {
     entries_.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
   // Every entry is live: the least recently used goes.
-  if (own.drop_least_recent()) return evicted();
+  if (own.drop_least_recent()) return evicted(now_us);
   // This shard is empty (the others hold every entry, or will once the inserts they reserved are done): take one
   // from another; their locks are held only for a call at a time.
   const size_t start = static_cast<size_t>(&own - shards_.get());
@@ -138,7 +152,7 @@ void MemoryStore::make_room(Shard& own, int64_t now_us) {
     if (!s.mu.try_lock()) continue;
     const bool dropped = s.drop_least_recent();
     s.mu.unlock();
-    if (dropped) return evicted();
+    if (dropped) return evicted(now_us);
   }
 }
 
@@ -162,6 +176,7 @@ Decision MemoryStore::decide_one(Shard& shard, uint64_t tag_hash, int64_t now, c
   Decision d;
   const int64_t expires_at = evaluate(live ? entry->state : fresh, now, call.policies[0], call.cost, call.mode, d);
   const bool charged = hit && d.allowed;
+  if (hit && call.counts != nullptr) call.counts->add_locked(stripe_of(tag_hash), d.allowed, call.cost);
   if (live || (entry != nullptr && charged)) {
     if (!live) entry->state = std::move(fresh);  // an expired entry is reused as a new one
     if (shard.set_expiry(entry, expires_at)) lower_hint(shard.earliest_expiry_hint());
@@ -205,6 +220,8 @@ Decision MemoryStore::decide(const StoreCall& call) {
   }
   const Decision d = decide_all(call.policies, states.data(), call.count, now, call.cost, call.mode, expiries.data(),
                               call.mode_arg());
+  if (call.counts != nullptr && (call.mode == Mode::hit || call.mode == Mode::reserve))
+    call.counts->add_locked(stripe_of(tag_hash), d.allowed, call.cost);
   // A refund changes live states only: an absent key has nothing to give back.
   const bool charged = hit && d.allowed && call.mode != Mode::refund;
   // Update and use the stored entries before inserting the new ones, so that making room never evicts them.
@@ -242,9 +259,11 @@ std::string MemoryStore::describe() const {
 
 StoreStats MemoryStore::stats() const {
   StoreStats s;
+  s.name = describe();
   s.keys = size();
   s.max_keys = options_.max_keys;
   s.evictions = evictions_.load(std::memory_order_relaxed);
+  s.expired_drops = expired_drops_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -262,7 +281,10 @@ void MemoryStore::sweep() {
     Shard& shard = shards_[i];
     std::lock_guard<std::mutex> lock(shard.mu);
     const int64_t now = now_in(shard);
-    while (shard.drop_one_expired(now)) entries_.fetch_sub(1, std::memory_order_relaxed);
+    while (shard.drop_one_expired(now)) {
+      entries_.fetch_sub(1, std::memory_order_relaxed);
+      expired_dropped();
+    }
   }
 }
 

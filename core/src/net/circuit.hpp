@@ -9,18 +9,24 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace ratewarden {
 
+class CallMetrics;
+
 struct CircuitOptions {
   int failures = 3;  // 0: never open
   int64_t backoff_us = 1000000;
+  std::shared_ptr<CallMetrics> metrics;  // told when the circuit opens and closes (null: nobody)
+  std::string server;                    // the server's name, for the events
 };
 
 class Circuit {
  public:
-  explicit Circuit(CircuitOptions options) : options_(options) {}
+  explicit Circuit(CircuitOptions options) : options_(std::move(options)) {}
+  ~Circuit();  // an open circuit that goes (its store closed) no longer counts as open
 
   // Whether a call may go to the server at `now_us`; `probe` is set when it goes as the probe.
   bool lets_through(int64_t now_us, bool& probe);
@@ -35,6 +41,7 @@ class Circuit {
   bool probing() const { return probe_in_flight_; }
 
  private:
+  void open(int64_t until_us);
   const CircuitOptions options_;
   int failures_ = 0;
   int64_t open_until_us_ = 0;  // 0: closed

@@ -6,6 +6,8 @@
 // client (Client: route(Request*) and close(), on the I/O thread) and how a request fails at once (Reject).
 #pragma once
 
+#include <unistd.h>
+
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -15,6 +17,7 @@
 
 #include "io/io_loop.hpp"
 #include "io/per_process.hpp"
+#include "metrics/emit.hpp"
 
 namespace ratewarden {
 
@@ -26,7 +29,7 @@ class ClientHolder {
   using Reject = void (*)(Request* request, const std::string& message);
 
   ClientHolder(Factory factory, Reject reject, const std::string& name)
-      : factory_(std::move(factory)), reject_(reject), closed_message_(name + ": the store was closed") {}
+      : factory_(std::move(factory)), reject_(reject), name_(name), closed_message_(name + ": the store was closed") {}
 
   // No call can race with the destructor (the store is going): the client goes after every task already posted
   // for it, at the end of a turn of the loop. A parent's (in a forked child) is left alone, by `here_`.
@@ -72,6 +75,9 @@ class ClientHolder {
       return;
     }
     Here& here = here_.get([this] {
+      if (fork_generation() != 0)
+        emit_event(EventKind::fork_detected, name_,
+                   "process " + std::to_string(::getpid()) + ", forked, opens its own connections");
       IoLoop& loop = IoLoop::current();
       return new Here{&loop, factory_(loop)};
     });
@@ -94,6 +100,7 @@ class ClientHolder {
   Reject reject_;
   PerProcess<Here> here_;
   std::atomic<bool> closed_{false};
+  const std::string name_;
   std::string closed_message_;  // set before closed_
 };
 

@@ -24,10 +24,12 @@ void validate_network_options(const NetworkOptions& o) {
   if (o.circuit_backoff_us < 1000) throw InvalidArgument("circuit_backoff must be at least 1 ms");
 }
 
-CircuitOptions circuit_of(const NetworkOptions& o) {
+CircuitOptions circuit_of(const NetworkOptions& o, std::shared_ptr<CallMetrics> metrics, std::string server) {
   CircuitOptions c;
   c.failures = o.circuit_failures;
   c.backoff_us = o.circuit_backoff_us;
+  c.metrics = std::move(metrics);
+  c.server = std::move(server);
   return c;
 }
 

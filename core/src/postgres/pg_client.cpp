@@ -11,7 +11,7 @@ namespace ratewarden {
 PgClient::PgClient(IoLoop& loop, std::shared_ptr<PgShared> shared)
     : loop_(loop),
       shared_(std::move(shared)),
-      circuit_(circuit_of(shared_->options)) {
+      circuit_(circuit_of(shared_->options, shared_->metrics, shared_->name)) {
   for (int i = 0; i < shared_->options.pool; ++i)
     pool_.add(std::make_unique<PgConnection>(loop_, *shared_, *this));
 }
@@ -84,6 +84,7 @@ void PgClient::sweep() {
       return schedule_sweep(shared_->options.sweep_us);
     }
     const int64_t next = std::stoll(done.row[1]);
+    if (next == 0) shared_->sweeps.fetch_add(1, std::memory_order_relaxed);
     const bool other_sweeper = next == sweep_block_ && done.row[0] == "0";
     sweep_block_ = next;
     if (sweep_block_ == 0 || other_sweeper) return schedule_sweep(shared_->options.sweep_us);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/fork_guard.hpp"
+#include "metrics/call_metrics.hpp"
 #include "ratewarden/clock.hpp"
 
 namespace ratewarden {
@@ -141,6 +142,8 @@ void PgConnection::enter_pipeline() {
   if (pq_.pipelineSync(conn_) == 0)
     return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   state_ = State::ready;
+  if (shared_.metrics && !counted_) shared_.metrics->connection_opened();
+  counted_ = true;
   setup_error_.clear();
   std::deque<PgRequest*> queued;
   queued.swap(queued_);
@@ -322,6 +325,8 @@ void PgConnection::drop_connection() {
   if (conn_ != nullptr) pq_.finish(conn_);
   conn_ = nullptr;
   state_ = State::closed;
+  if (counted_ && shared_.metrics) shared_.metrics->connection_closed();
+  counted_ = false;
   connect_deadline_us_ = 0;
 }
 

@@ -7,8 +7,10 @@
 // fails, and the next request connects again. Everything here runs on the loop thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 
 #include "io/io_loop.hpp"
@@ -20,12 +22,16 @@
 namespace ratewarden {
 
 // What a store's connections share: set on any thread before the first request, then read on the loop thread.
+class CallMetrics;
+
 struct PgShared {
   PgOptions options;
   std::string name;  // describe(): for messages
   std::string setup_sql;
   std::vector<PgStatement> statements;
   bool schema_ready = false;  // this process has run the set-up script (loop thread)
+  std::shared_ptr<CallMetrics> metrics;  // the store's figures (its circuit's and connections' too)
+  std::atomic<int64_t> sweeps{0};        // passes of the sweep over every block
 };
 
 // Told how the server fares: what the circuit breaker counts (pg_client.hpp).
@@ -84,6 +90,7 @@ class PgConnection final : public IoHandler, public Flushable {
   PgShared& shared_;
   PgHealth& health_;
   State state_ = State::closed;
+  bool counted_ = false;  // counted in the store's open connections (since it was ready)
   PGconn* conn_ = nullptr;
   int fd_ = -1;
   uint32_t watched_ = 0;  // the epoll events fd_ is watched for

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "metrics/call_metrics.hpp"
 #include "net/network_url.hpp"
 #include "ratewarden/algorithms.hpp"
 #include "schema.hpp"
@@ -122,6 +123,7 @@ PostgresStore::PostgresStore(PgOptions options)
       holder_([shared = shared_](IoLoop& loop) { return std::make_unique<PgClient>(loop, shared); }, reject_request,
               url_of(options)) {
   shared_->name = url_of(options);
+  shared_->metrics = std::make_shared<CallMetrics>(shared_->name);
   // The first-use set-up is bounded by connect_timeout (the connection's deadline), not by the calls' timeout, which
   // is the session's statement_timeout: under that it was cancelled whenever it waited longer for the advisory lock
   // of processes starting at once, and failed again at every try while they kept starting (issue 33).
@@ -178,6 +180,7 @@ PgRequest* PostgresStore::decision_request(const StoreCall& call, const std::str
 }
 
 void PostgresStore::decide_async(const StoreCall& call, DecisionCallback done) {
+  done = shared_->metrics->timed(std::move(done));
   const Clock& clock = shared_->options.clock;
   PgRequest* r = decision_request(call, clock ? std::to_string(clock()) : std::string());
   r->done = [done = std::move(done), name = &shared_->name](PgRequest& req) {
@@ -198,6 +201,7 @@ void PostgresStore::decide_async(const StoreCall& call, DecisionCallback done) {
 
 void PostgresStore::decide_many_async(const StoreCall* calls, size_t n, DecisionsCallback done) {
   if (n == 0) return done(nullptr, nullptr);
+  done = shared_->metrics->timed(n, std::move(done));
   struct Batch {
     std::vector<Decision> decisions;
     std::vector<std::optional<StoreError>> errors;
@@ -234,7 +238,7 @@ void PostgresStore::reset_async(const std::string* keys, size_t count, std::stri
   PgRequest* r = request(kResetStatement);
   r->param(bytea_array(keys, count), 1);
   r->param(std::string(tag), 1);  // logged for the hybrid modes (decide.sql, <table>_reset)
-  r->done = ends_with(std::move(done));
+  r->done = ends_with(shared_->metrics->timed(std::move(done)));
   holder_.submit(r);
 }
 
@@ -254,8 +258,17 @@ void PostgresStore::read_resets_async(int64_t cursor, ResetLogCallback done) {
 
 void PostgresStore::check_async(DoneCallback done) {
   PgRequest* r = request(kCheckStatement);
-  r->done = ends_with(std::move(done));
+  r->done = ends_with(shared_->metrics->timed(std::move(done)));
   holder_.submit(r);
+}
+
+StoreStats PostgresStore::stats() const {
+  StoreStats s = Store::stats();
+  s.network = true;
+  shared_->metrics->fill(s);
+  s.pool_size = shared_->options.pool;
+  s.sweeps = shared_->sweeps.load(std::memory_order_relaxed);
+  return s;
 }
 
 }  // namespace ratewarden

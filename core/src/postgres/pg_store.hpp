@@ -26,6 +26,7 @@ class PostgresStore final : public Store {
   void check_async(DoneCallback done) override;
   void close() override;
   StoreTraits traits() const override { return StoreTraits::network(); }
+  StoreStats stats() const override;
   std::string describe() const override { return shared_->name; }
 
  private:

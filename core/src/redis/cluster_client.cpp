@@ -121,9 +121,15 @@ std::vector<std::pair<std::string, int>> seeds_of(const ClusterStoreOptions& opt
 }  // namespace
 
 ClusterClient::ClusterClient(IoLoop& loop, const ClusterStoreOptions& options, std::shared_ptr<TlsContext> tls,
-                             std::string name)
-    : loop_(loop), options_(options), unix_(!options.unix_paths.empty()), seeds_(seeds_of(options)),
-      tls_(std::move(tls)), name_(std::move(name)), slots_(kClusterSlots, nullptr) {}
+                             std::string name, std::shared_ptr<CallMetrics> metrics)
+    : loop_(loop),
+      options_(options),
+      unix_(!options.unix_paths.empty()),
+      seeds_(seeds_of(options)),
+      tls_(std::move(tls)),
+      name_(std::move(name)),
+      metrics_(std::move(metrics)),
+      slots_(kClusterSlots, nullptr) {}
 
 ClusterClient::~ClusterClient() {
   *alive_ = false;
@@ -136,7 +142,10 @@ RedisNode& ClusterClient::node_at(const std::string& host, int port) {
     const std::string where = unix_ ? host : describe_host(host, port);
     RedisEndpoint endpoint = make_endpoint(options_, tls_, unix_ ? "" : host, port, "redis+cluster node " + where);
     if (unix_) endpoint.unix_path = host;
-    node = std::make_unique<RedisNode>(loop_, std::move(endpoint), options_.pool, circuit_of(options_));
+    endpoint.metrics = metrics_;
+    const std::string server = endpoint.name;
+    node = std::make_unique<RedisNode>(loop_, std::move(endpoint), options_.pool,
+                                       circuit_of(options_, metrics_, server));
   }
   return *node;
 }

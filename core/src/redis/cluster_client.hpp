@@ -17,7 +17,8 @@ namespace ratewarden {
 
 class ClusterClient final : public RedisClient, public RequestOwner, public Deadlines {
  public:
-  ClusterClient(IoLoop& loop, const ClusterStoreOptions& options, std::shared_ptr<TlsContext> tls, std::string name);
+  ClusterClient(IoLoop& loop, const ClusterStoreOptions& options, std::shared_ptr<TlsContext> tls, std::string name,
+                std::shared_ptr<CallMetrics> metrics);
   ~ClusterClient() override;
 
   // The request's owner is told once it has an answer, after MOVED, ASK and TRYAGAIN have been followed.
@@ -52,6 +53,7 @@ class ClusterClient final : public RedisClient, public RequestOwner, public Dead
   std::map<std::string, std::string> socket_of_id_, socket_of_address_;  // Unix: node id / "host:port" -> path
   const std::shared_ptr<TlsContext> tls_;
   const std::string name_;
+  const std::shared_ptr<CallMetrics> metrics_;  // the store's: its nodes' circuits count there
   std::map<std::pair<std::string, int>, std::unique_ptr<RedisNode>> nodes_;
   std::vector<RedisNode*> slots_;
   bool stale_ = true;  // read the map before trusting it

@@ -2,6 +2,7 @@
 
 #include "client_options.hpp"
 #include "cluster_client.hpp"
+#include "metrics/call_metrics.hpp"
 #include "ratewarden/errors.hpp"
 #include "redis_calls.hpp"
 
@@ -21,7 +22,8 @@ std::string url_of(const ClusterStoreOptions& o) {
          describe_query(o);
 }
 
-std::unique_ptr<RedisCalls> cluster_calls(const ClusterStoreOptions& o, const std::string& name) {
+std::unique_ptr<RedisCalls> cluster_calls(const ClusterStoreOptions& o, const std::string& name,
+                                          const std::shared_ptr<CallMetrics>& metrics) {
   validate_network_options(o);
   if (o.seeds.empty() && o.unix_paths.empty()) throw InvalidArgument("a cluster store needs at least one host:port");
   if (!o.unix_paths.empty() && o.tls.enabled) throw InvalidArgument("a cluster on Unix sockets takes no TLS");
@@ -29,13 +31,17 @@ std::unique_ptr<RedisCalls> cluster_calls(const ClusterStoreOptions& o, const st
     if (seed.second < 1 || seed.second > 65535) throw InvalidArgument("port must be between 1 and 65535");
   std::shared_ptr<TlsContext> tls = make_tls(o);
   return std::make_unique<RedisCalls>(
-      [options = o, tls, name](IoLoop& loop) { return std::make_unique<ClusterClient>(loop, options, tls, name); },
+      [options = o, tls, name, metrics](IoLoop& loop) {
+        return std::make_unique<ClusterClient>(loop, options, tls, name, metrics);
+      },
       name, o.timeout_us, o.clock, true);
 }
 
 }  // namespace
 
 ClusterStore::ClusterStore(ClusterStoreOptions options)
-    : RedisCallsStore(url_of(options), cluster_calls(options, url_of(options))) {}
+    : RedisCallsStore(url_of(options), [&options](const std::string& name, const std::shared_ptr<CallMetrics>& m) {
+        return cluster_calls(options, name, m);
+      }) {}
 
 }  // namespace ratewarden

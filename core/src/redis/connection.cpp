@@ -19,6 +19,7 @@
 
 #include "io/callback_thread.hpp"
 #include "io/fork_guard.hpp"
+#include "metrics/call_metrics.hpp"
 #include "resp.hpp"
 #include "tls.hpp"
 
@@ -245,6 +246,8 @@ void RedisConnection::on_handshake_reply(redisReply* reply) {
 
 void RedisConnection::on_ready() {
   state_ = State::ready;
+  if (endpoint_.metrics && !counted_) endpoint_.metrics->connection_opened();
+  counted_ = true;
   used_ = false;
   std::deque<RedisRequest*> queued;
   queued.swap(queued_);
@@ -481,6 +484,8 @@ void RedisConnection::drop_socket() {
   out_.clear();
   out_sent_ = 0;
   state_ = State::closed;
+  if (counted_ && endpoint_.metrics) endpoint_.metrics->connection_closed();
+  counted_ = false;
 }
 
 void RedisConnection::fail_all(ErrorCode code, const std::string& message) {

@@ -86,6 +86,7 @@ class RedisConnection final : public IoHandler, public Flushable {
   int handshake_replies_ = 0;          // AUTH / SELECT replies still expected
   int64_t connect_deadline_us_ = 0;
   bool used_ = false;                  // has answered a request since it connected
+  bool counted_ = false;               // counted in the store's open connections (since it was ready)
   int64_t heard_us_ = 0;               // when the server last sent something, or was last asked with nothing due
   int64_t read_us_ = 0;                // when the server last sent something
   uint64_t attempt_ = 0;               // tells a late name resolution from the current one

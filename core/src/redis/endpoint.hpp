@@ -8,6 +8,8 @@
 
 namespace ratewarden {
 
+class CallMetrics;
+
 class TlsContext;
 
 struct RedisEndpoint {
@@ -22,6 +24,7 @@ struct RedisEndpoint {
   std::shared_ptr<TlsContext> tls;  // rediss://: null for plain TCP
   std::string tls_sni;              // the name to send and to verify; the host when empty
   std::string name;                 // the URL with its password masked, for messages
+  std::shared_ptr<CallMetrics> metrics;  // the store's figures: its connections count there
 };
 
 }  // namespace ratewarden
