@@ -402,12 +402,14 @@ class HttpLimiter {
     this.metrics.storeErrors++;
     if (this.onStoreError === 'raise') return failure(error);
     const open = this.onStoreError === 'allow';
-    this.log.warn('store', `the store failed (${error.code}: ${error.message}); requests are ` +
-      `${open ? 'let through unlimited (fail open)' : 'refused (fail closed)'} while it does`);
+    const outcome = open ? 'let through unlimited (fail open)'
+      : this.shadow ? 'let through (fail closed, but shadow mode refuses nothing)' : 'refused (fail closed)';
+    this.log.warn('store', `the store failed (${error.code}: ${error.message}); requests are ${outcome} while it does`);
     if (open) {
       // No quota fields: none was computed. The field tells downstream that limiting was skipped, and why.
       return { kind: NEXT, fields: this.skippedHeader ? [[this.skippedHeader, SKIPPED[error.code]]] : NONE, decision: undefined };
     }
+    if (this.shadow) return PASS;  // fail closed would refuse: shadow mode never does (as Python's)
     const body = this.bodies.unknown;
     return { kind: DENY, fields: [['Retry-After', '1']], decision: undefined, status: this.statusCode, type: body.type,
       body: body.text, bytes: body.bytes, length: body.length };
