@@ -32,7 +32,7 @@ for ((r = 1; r <= rounds; r++)); do
   "$build/bench/memory_store_bench" --rounds=1 >>"$dir/results.jsonl" 2>>"$dir/cpp.log" ||
     { cat "$dir/cpp.log" >&2; exit 1; }
   bench/peers/governor/target/release/governor-peer --rounds 1 >>"$dir/results.jsonl"
-  "$build_off/bench/memory_store_bench" --rounds=1 --benchmark_filter='^(hot_key|distinct_keys_no_eviction)$' \
+  "$build_off/bench/memory_store_bench" --rounds=1 --benchmark_filter='^(hot_key|distinct_keys_no_eviction)/' \
     >>"$dir/results.jsonl" 2>>"$dir/cpp.log" || { cat "$dir/cpp.log" >&2; exit 1; }
 done
 python3 bench/in_process_table.py <"$dir/results.jsonl"

@@ -1,10 +1,13 @@
 // The figures (ratewarden/stats.hpp) and events (ratewarden/events.hpp): counted as the calls were made, on the
 // memory store and on a real redis-server that dies; bounded; never going back when limiters and stores go.
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -136,7 +139,8 @@ TEST(LimiterStats, ANamesCountersKeepWhatGoneLimitersCountedAndSumTheLiveOnes) {
   Limiter b("5/minute", open_store("memory://"), options);
   a.hit("y");
   b.hit("z");
-  const LimiterStats* api = find_limiter(process_limiter_stats(), "api");
+  const std::vector<LimiterStats> all = process_limiter_stats();
+  const LimiterStats* api = find_limiter(all, "api");
   ASSERT_NE(api, nullptr);
   EXPECT_EQ(api->allowed, 2 + 1 + 1);
   EXPECT_EQ(api->denied, 1);
@@ -237,7 +241,8 @@ TEST(StoreStats, RedisCallsByOutcomeCircuitAndEventsWhenTheServerDiesAndComesBac
   const int64_t ok_calls = store->stats().calls[0];
   limiter.reset();
   store.reset();
-  const StoreStats* kept = find_store(process_store_stats(), s.name);
+  const std::vector<StoreStats> all = process_store_stats();
+  const StoreStats* kept = find_store(all, s.name);
   ASSERT_NE(kept, nullptr);
   EXPECT_EQ(kept->calls[0], ok_calls);
   EXPECT_EQ(kept->connections_open, 0);
@@ -284,6 +289,17 @@ TEST(MetricFamilies, EveryStoreKindsSeriesPassPromtoolAndCountWhatWasDone) {
   EXPECT_NE(text.find("ratewarden_hybrid_sync_lag_seconds{store=\"" + hybrid.store()->describe()), std::string::npos)
       << text;
   EXPECT_EQ(text.find("ratewarden_memory_keys{store=\"redis"), std::string::npos) << "no memory series for Redis";
+
+  // Every series the Grafana dashboard (examples/grafana/ratewarden.json) queries is in the scrape.
+  std::ifstream dashboard(std::string(RATEWARDEN_SOURCE_DIR) + "/examples/grafana/ratewarden.json");
+  const std::string json((std::istreambuf_iterator<char>(dashboard)), std::istreambuf_iterator<char>());
+  const std::regex metric("ratewarden_[a-z_]+");
+  int queried = 0;
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), metric); it != std::sregex_iterator(); ++it) {
+    ++queried;
+    EXPECT_NE(text.find("\n" + it->str()), std::string::npos) << it->str() << " is not in a scrape";
+  }
+  EXPECT_GE(queried, 8);
 }
 
 }  // namespace
