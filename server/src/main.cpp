@@ -6,6 +6,7 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -13,6 +14,8 @@
 #include <string>
 
 #include "config.hpp"
+#include "http_routes.hpp"
+#include "http_server.hpp"
 #include "options.hpp"
 #include "ratewarden/events.hpp"
 #include "ratewarden/store.hpp"
@@ -40,7 +43,13 @@ int serve(const ServerOptions& o) {
   std::shared_ptr<ratewarden::Store> store = ratewarden::open_store(o.store);
   auto limiting = std::make_shared<ratewarden::server::RateLimiting>(
       ratewarden::server::load_config(o.config, store), store, o.service);
+  limiting->metrics().config_load(true);
   ratewarden::server::RlsService service(limiting);
+  auto draining = std::make_shared<std::atomic<bool>>(false);
+  std::unique_ptr<ratewarden::server::HttpServer> http;
+  if (o.http_listen != "off")
+    http = std::make_unique<ratewarden::server::HttpServer>(
+        o.http_listen, ratewarden::server::http_routes(limiting, store, draining), o.max_message_bytes);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
@@ -53,8 +62,10 @@ int serve(const ServerOptions& o) {
   if (!server || port == 0) throw std::runtime_error("cannot listen on " + o.grpc_listen + " for gRPC");
   for (const char* name : kHealthNames) server->GetHealthCheckService()->SetServingStatus(name, true);
   const std::string host = o.grpc_listen.substr(0, o.grpc_listen.rfind(':'));
-  std::printf("ratewarden-server: gRPC on %s:%d, store %s, config %s\n", host.c_str(), port,
-              store->describe().c_str(), o.config.c_str());
+  const std::string http_at =
+      http ? o.http_listen.substr(0, o.http_listen.rfind(':')) + ":" + std::to_string(http->port()) : "off";
+  std::printf("ratewarden-server: gRPC on %s:%d, HTTP on %s, store %s, config %s\n", host.c_str(), port,
+              http_at.c_str(), store->describe().c_str(), o.config.c_str());
   std::fflush(stdout);
 
   while (true) {
@@ -63,16 +74,20 @@ int serve(const ServerOptions& o) {
     if (signal == SIGHUP) {
       try {
         limiting->set_config(ratewarden::server::load_config(o.config, store));
+        limiting->metrics().config_load(true);
         log("config reloaded from " + o.config);
       } catch (const std::exception& e) {
+        limiting->metrics().config_load(false);
         log("config not reloaded, the previous one stays: " + std::string(e.what()));
       }
       continue;
     }
     // Draining: health fails at once; calls in flight finish, within the drain timeout.
     log("draining (signal " + std::to_string(signal) + ")");
+    draining->store(true);
     for (const char* name : kHealthNames) server->GetHealthCheckService()->SetServingStatus(name, false);
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(o.drain_ms));
+    http.reset();
     return 0;
   }
 }

@@ -21,10 +21,11 @@ int64_t whole(const std::string& name, const std::string& value, int64_t min, in
 }  // namespace
 
 const char* const kUsage =
-    "usage: ratewarden-server [--config DIR] [--store URL] [--grpc-listen ADDR:PORT] [options]\n"
+    "usage: ratewarden-server [--config DIR] [--store URL] [--grpc-listen ADDR:PORT] [--http-listen ADDR:PORT] ...\n"
     "  --config DIR              envoyproxy/ratelimit YAML files, one domain each (RATEWARDEN_CONFIG; /etc/ratewarden)\n"
     "  --store URL               any ratewarden store URL (RATEWARDEN_STORE; memory://)\n"
     "  --grpc-listen ADDR:PORT   Envoy's RLS v3 and gRPC health (RATEWARDEN_GRPC_LISTEN; 0.0.0.0:8081; port 0: any)\n"
+    "  --http-listen ADDR:PORT   /json, /healthcheck, /metrics (RATEWARDEN_HTTP_LISTEN; 0.0.0.0:8080; off: none)\n"
     "  --max-descriptors N       per request (RATEWARDEN_MAX_DESCRIPTORS; 64)\n"
     "  --max-entries N           per descriptor (RATEWARDEN_MAX_ENTRIES; 32)\n"
     "  --max-message-bytes N     (RATEWARDEN_MAX_MESSAGE_BYTES; 1048576)\n"
@@ -40,6 +41,7 @@ ServerOptions parse_options(int argc, char** argv) {
       {"--config", {"RATEWARDEN_CONFIG", [&](auto&, auto& v) { o.config = v; }}},
       {"--store", {"RATEWARDEN_STORE", [&](auto&, auto& v) { o.store = v; }}},
       {"--grpc-listen", {"RATEWARDEN_GRPC_LISTEN", [&](auto&, auto& v) { o.grpc_listen = v; }}},
+      {"--http-listen", {"RATEWARDEN_HTTP_LISTEN", [&](auto&, auto& v) { o.http_listen = v; }}},
       {"--max-descriptors",
        {"RATEWARDEN_MAX_DESCRIPTORS", [&](auto& n, auto& v) { o.service.max_descriptors = whole(n, v, 1, 10000); }}},
       {"--max-entries",

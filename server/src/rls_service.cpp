@@ -236,6 +236,18 @@ std::shared_ptr<Limiter> RateLimiting::override_limiter(uint32_t requests_per_un
 }
 
 void RateLimiting::decide(const RlsRequest& request, RlsResponse* response, RlsDone done) {
+  const auto began = std::chrono::steady_clock::now();
+  decide_request(request, response, [this, began, response, done = std::move(done)](const grpc::Status& status) {
+    const ServerMetrics::Outcome outcome = !status.ok()                                      ? ServerMetrics::error
+                                           : response->overall_code() == RlsResponse::OVER_LIMIT ? ServerMetrics::over_limit
+                                                                                                 : ServerMetrics::ok;
+    metrics_.request(outcome, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - began).count());
+    done(status);
+  });
+}
+
+void RateLimiting::decide_request(const RlsRequest& request, RlsResponse* response, RlsDone done) {
   using grpc::StatusCode;
   if (request.domain().empty())
     return done(grpc::Status(StatusCode::INVALID_ARGUMENT, "rate limit domain must not be empty"));

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "config.hpp"
+#include "server_metrics.hpp"
 #include "envoy/service/ratelimit/v3/rls.grpc.pb.h"
 
 namespace ratewarden::server {
@@ -36,14 +37,19 @@ class RateLimiting {
   // The configuration later calls use; calls in flight keep theirs.
   void set_config(std::shared_ptr<const Config> config) { std::atomic_store(&config_, std::move(config)); }
   std::shared_ptr<const Config> config() const { return std::atomic_load(&config_); }
+  ServerMetrics& metrics() { return metrics_; }
 
  private:
   class Call;
   // The limiter of a descriptor's own limit (its `limit` override), made once per distinct limit.
   std::shared_ptr<Limiter> override_limiter(uint32_t requests_per_unit, int unit, std::string* error);
 
+  // decide() without the request's figures.
+  void decide_request(const RlsRequest& request, RlsResponse* response, RlsDone done);
+
   std::shared_ptr<const Config> config_;
   std::shared_ptr<Store> store_;
+  ServerMetrics metrics_;
   ServiceOptions options_;
   std::mutex overrides_mu_;
   std::map<std::pair<uint32_t, int>, std::shared_ptr<Limiter>> overrides_;

@@ -4,6 +4,7 @@ and a store URL; Python stubs generated from our .proto files by grpcio-tools at
 from __future__ import annotations
 
 import ctypes
+import http.client
 import os
 import signal
 import subprocess
@@ -11,7 +12,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import grpc
 import pytest
@@ -53,20 +54,32 @@ class Server:
         self.config = config
         self.log = Path(tempfile.mkstemp(prefix="rw-server-", suffix=".log")[1])
         self.process = subprocess.Popen(
-            [str(BINARY), "--config", str(config), "--store", store, "--grpc-listen", "127.0.0.1:0", *flags],
+            [str(BINARY), "--config", str(config), "--store", store, "--grpc-listen", "127.0.0.1:0",
+             "--http-listen", "127.0.0.1:0", *flags],
             stdout=subprocess.PIPE, stderr=self.log.open("wb"), preexec_fn=_die_with_parent)
         assert self.process.stdout is not None
         line = self.process.stdout.readline().decode()  # its first line says where it listens, once it does
         if not line.startswith("ratewarden-server: gRPC on 127.0.0.1:"):
             self.process.kill()
             raise AssertionError(f"the server did not start: {line!r}\n{self.log.read_text()}")
-        self.port = int(line.split("127.0.0.1:")[1].split(",")[0])
+        self.port = int(line.split("gRPC on 127.0.0.1:")[1].split(",")[0])
+        self.http_port = int(line.split("HTTP on 127.0.0.1:")[1].split(",")[0])
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
         self.stub = rls_pb2_grpc.RateLimitServiceStub(self.channel)
 
     def call(self, domain: str, *descriptors: object, hits: int = 0, timeout: float = 10) -> rls_pb2.RateLimitResponse:
         return self.stub.ShouldRateLimit(rls_pb2.RateLimitRequest(domain=domain, descriptors=descriptors,
                                                                   hits_addend=hits), timeout=timeout)
+
+    def http(self, method: str, path: str, body: Optional[bytes] = None) -> Tuple[int, str, str]:
+        """(status, content type, body) of one request over a fresh connection."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=10)
+        try:
+            connection.request(method, path, body=body, headers={"Content-Type": "application/json"} if body else {})
+            response = connection.getresponse()
+            return response.status, response.getheader("Content-Type", ""), response.read().decode()
+        finally:
+            connection.close()
 
     def stop(self) -> None:
         self.channel.close()
