@@ -31,8 +31,6 @@ run_suite() {  # name, build dir, ctest filter, cmake options...
 }
 
 run_suite "core tests" build-test "" -DCMAKE_BUILD_TYPE=Debug -DRATEWARDEN_BUILD_SERVER=ON
-step "ratewarden-server over the wire"
-scripts/test_server.sh  # gRPC from Python (grpcio), real Redis, the binary built in the step before
 run_suite "core tests under ASan + UBSan" build-asan "" -DCMAKE_BUILD_TYPE=Debug -DRATEWARDEN_SANITIZE=ON \
   -DRATEWARDEN_BUILD_SERVER=ON
 concurrent="MemoryStore|Threads|LimiterStats|StoreStats|Events|AcrossProcesses|ScriptFlush|RedisFailures|HitAsync|capi_c|cluster_tests|connections_tests|postgres_tests|hybrid_tests|reservation_tests"
@@ -41,6 +39,8 @@ run_suite "concurrency tests under TSan" build-tsan "$concurrent" -DCMAKE_BUILD_
   -DRATEWARDEN_BUILD_SERVER=OFF
 step "Python package"
 scripts/test_python.sh  # the Python package: pip install ., pytest with Flask 3.x and with Flask 2.2
+step "ratewarden-server over the wire"
+scripts/test_server.sh  # gRPC from Python (grpcio, in the Python step's venv), real Redis, build-test's binary
 step "Node package"
 scripts/test_node.sh    # the Node package: npm ci (builds the addon), tsc type test, node --test
 step "polyglot fleet"

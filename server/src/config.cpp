@@ -17,13 +17,13 @@ namespace {
 namespace fs = std::filesystem;
 
 // The keys each level takes: envoyproxy/ratelimit's, then ratewarden's (on_store_error; policy, algorithm, burst,
-// buckets). quota_mode, value_to_metric and metadata are accepted and change nothing here.
+// buckets, key, prefix). quota_mode, value_to_metric and metadata are accepted and change nothing here.
 const std::set<std::string> kFileKeys = {"domain", "descriptors", "on_store_error"};
 const std::set<std::string> kDescriptorKeys = {"key",           "value",           "rate_limit",  "descriptors",
                                                "shadow_mode",   "detailed_metric", "quota_mode",  "value_to_metric",
                                                "share_threshold", "metadata"};
-const std::set<std::string> kRateLimitKeys = {"unit",     "requests_per_unit", "unlimited", "name",   "replaces",
-                                              "policy",   "algorithm",         "burst",     "buckets"};
+const std::set<std::string> kRateLimitKeys = {"unit",   "requests_per_unit", "unlimited", "name", "replaces", "policy",
+                                              "algorithm", "burst",           "buckets",   "key",  "prefix"};
 
 class Loader {
  public:
@@ -44,7 +44,7 @@ class Loader {
       }
     }
     domain_ = d.name;
-    d.descriptors = nodes(root["descriptors"], d.name);
+    d.descriptors = nodes(root["descriptors"], d.name, {});
     check_replaces(d.descriptors);
     return d;
   }
@@ -90,14 +90,15 @@ class Loader {
     return std::stoll(*v);
   }
 
-  std::vector<Node> nodes(const YAML::Node& list, const std::string& path) {
+  // `keys`: the entry keys of the levels above (what a key template may name).
+  std::vector<Node> nodes(const YAML::Node& list, const std::string& path, const std::vector<std::string>& keys) {
     std::vector<Node> out;
     if (!list.IsDefined() || list.IsNull()) return out;
     if (!list.IsSequence()) fail(list, "'descriptors' must be a list of maps");
     std::set<std::string> seen;
     for (const YAML::Node& item : list) {
       if (!item.IsMap()) fail(item, "'descriptors' must be a list of maps");
-      Node n = node(item, path);
+      Node n = node(item, path, keys);
       const std::string composite = n.key + (n.value ? "_" + *n.value : "");
       if (!seen.insert(composite).second)
         fail(item, "duplicate descriptor composite key '" + path + "." + composite + "'");
@@ -106,7 +107,7 @@ class Loader {
     return out;
   }
 
-  Node node(const YAML::Node& item, const std::string& path) {
+  Node node(const YAML::Node& item, const std::string& path, std::vector<std::string> keys) {
     check_keys(item, kDescriptorKeys);
     Node n;
     n.key = scalar(item, "key").value_or("");
@@ -117,12 +118,13 @@ class Loader {
     n.shadow_mode = boolean(item, "shadow_mode");
     n.detailed_metric = boolean(item, "detailed_metric");
     const std::string here = path + "." + n.key + (n.value ? "_" + *n.value : "");
-    if (item["rate_limit"].IsDefined() && !item["rate_limit"].IsNull()) n.rule = rule(item["rate_limit"], here);
-    n.children = nodes(item["descriptors"], here);
+    keys.push_back(n.key);
+    if (item["rate_limit"].IsDefined() && !item["rate_limit"].IsNull()) n.rule = rule(item["rate_limit"], here, keys);
+    n.children = nodes(item["descriptors"], here, keys);
     return n;
   }
 
-  Rule rule(const YAML::Node& map, const std::string& path) {
+  Rule rule(const YAML::Node& map, const std::string& path, const std::vector<std::string>& keys) {
     if (!map.IsMap()) fail(map, "'rate_limit' must be a map");
     check_keys(map, kRateLimitKeys);
     Rule r;
@@ -154,9 +156,11 @@ class Loader {
         r.replaces.push_back(name);
       }
     }
+    if (const std::optional<std::string> key = scalar(map, "key")) r.key_template = key_template(map["key"], *key, keys);
     if (r.unlimited || (r.unit != Unit::unknown && r.requests_per_unit == 0)) return r;
     LimiterOptions options;
     options.name = path.substr(0, 200);
+    options.prefix = scalar(map, "prefix");
     try {
       if (const std::optional<std::string> a = scalar(map, "algorithm")) options.algorithm = parse_algorithm(*a);
       options.burst = integer(map, "burst", kMaxLimit);
@@ -165,8 +169,32 @@ class Loader {
     } catch (const InvalidArgument& e) {
       fail(map, e.what());
     }
-    r.epoch_window = r.unit != Unit::unknown && options.algorithm == Algorithm::fixed_window;
+    // A shared key is a library limiter's: its windows are the core's, not aligned to the epoch.
+    r.epoch_window = r.unit != Unit::unknown && options.algorithm == Algorithm::fixed_window && r.key_template.empty();
     return r;
+  }
+
+  std::vector<std::pair<bool, std::string>> key_template(const YAML::Node& at, const std::string& text,
+                                                         const std::vector<std::string>& keys) const {
+    std::vector<std::pair<bool, std::string>> parts;
+    size_t i = 0;
+    while (i < text.size()) {
+      const size_t open = text.find('{', i);
+      if (open == std::string::npos) {
+        parts.emplace_back(false, text.substr(i));
+        break;
+      }
+      const size_t close = text.find('}', open);
+      if (close == std::string::npos) fail(at, "'key' has a '{' without its '}': \"" + text + "\"");
+      if (open > i) parts.emplace_back(false, text.substr(i, open - i));
+      const std::string name = text.substr(open + 1, close - open - 1);
+      if (std::find(keys.begin(), keys.end(), name) == keys.end())
+        fail(at, "'key' names {" + name + "}, which is not a key of this descriptor or the ones above it");
+      parts.emplace_back(true, name);
+      i = close + 1;
+    }
+    if (parts.empty()) fail(at, "'key' is empty");
+    return parts;
   }
 
   Unit parse_unit(const YAML::Node& map, std::string name) const {

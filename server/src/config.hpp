@@ -26,6 +26,10 @@ struct Rule {
   Unit unit = Unit::unknown;
   int64_t requests_per_unit = 0;
   bool epoch_window = false;  // the peer's form with the fixed window: the window's start is part of the key
+  // `key` (ours): the limiter's key is this template, "{<entry key>}" replaced by the request's value of that entry
+  // — a library limiter's key on the same store, policy and prefix counts the same limit. Empty: the key is the
+  // descriptor's domain and entries.
+  std::vector<std::pair<bool, std::string>> key_template;  // (placeholder?, text or entry key), in order
   // The limiter of the rule (null when unlimited or when requests_per_unit is 0), its policy string and what the
   // metrics call it ("<domain>.<key>[_<value>]...").
   std::shared_ptr<Limiter> limiter;

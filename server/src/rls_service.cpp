@@ -42,6 +42,24 @@ std::string descriptor_key(const std::string& domain, const Descriptor& d) {
   return key;
 }
 
+// A rule's shared key: its template with each {<entry key>} replaced by the request's value for it (the last entry
+// of that key: the deepest level's).
+std::string shared_key(const std::vector<std::pair<bool, std::string>>& parts, const Entries& entries) {
+  std::string key;
+  for (const auto& [placeholder, text] : parts) {
+    if (!placeholder) {
+      key += text;
+      continue;
+    }
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it)
+      if (it->first == text) {
+        key += it->second;
+        break;
+      }
+  }
+  return key;
+}
+
 int64_t wall_now_s(const ServiceOptions& o) {
   if (o.wall_now_s) return o.wall_now_s();
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -112,7 +130,7 @@ class RateLimiting::Call {
     for (size_t i = 0; i < plans_.size(); ++i) {
       if (failures_[i] == ErrorCode::invalid_argument)
         return done_(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "descriptor " + std::to_string(i) +
-                                                                          ": its key is too long for the store"));
+                                                                          ": its key is empty or too long (a key is 1 to 4096 bytes)"));
       if (failures_[i] && on_store_error_ == OnStoreError::raise)
         return done_(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the store failed: " + error_name(*failures_[i])));
       over = status(i, *response_->add_statuses()) || over;
@@ -308,6 +326,11 @@ void RateLimiting::decide_request(const RlsRequest& request, RlsResponse* respon
       p.requests_per_unit = static_cast<uint32_t>(r.requests_per_unit);
       if (r.epoch_window) p.epoch_window_s = unit_seconds(r.unit);
       replaced.insert(replaced.end(), r.replaces.begin(), r.replaces.end());
+      if (!r.key_template.empty()) {
+        p.key = shared_key(r.key_template, entries);
+        if (p.limiter && p.hits > p.limiter->max_cost()) p.limiter = nullptr;
+        continue;
+      }
     }
     p.key = descriptor_key(request.domain(), d);
     if (p.epoch_window_s > 0) p.key += ":" + std::to_string(now_s - now_s % p.epoch_window_s);

@@ -88,6 +88,7 @@ class Server:
         self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
+        self.log.unlink(missing_ok=True)
 
 
 def descriptor(*entries: tuple, hits: Optional[int] = None, limit: Optional[tuple] = None) -> object:

@@ -79,6 +79,10 @@ TEST(Config, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(error("domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: minute, replaces: [{name: x}]}\n"),
             "f.yaml: replaces names 'x', which no rate limit of domain 'd' is named");
   EXPECT_EQ(error("domain: [unclosed\n"), "f.yaml:2: error loading config file: end of sequence flow not found");
+  EXPECT_EQ(error("domain: d\ndescriptors:\n  - key: k\n    rate_limit: {policy: 5/minute, key: \"login:{user}\"}\n"),
+            "f.yaml:4: 'key' names {user}, which is not a key of this descriptor or the ones above it");
+  EXPECT_EQ(error("domain: d\ndescriptors:\n  - key: k\n    rate_limit: {policy: 5/minute, key: \"a:{k\"}\n"),
+            "f.yaml:4: 'key' has a '{' without its '}': \"a:{k\"");
   EXPECT_EQ(error("domain: d\non_store_error: allow\ndescriptors:\n  - key: k\n"
                   "    rate_limit: {policy: \"10/5m; 100/hour\", algorithm: gcra, burst: 5}\n"),
             "f.yaml:5: burst needs a single rate limit; got 2");
