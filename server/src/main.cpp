@@ -11,11 +11,13 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "config.hpp"
 #include "http_routes.hpp"
 #include "http_server.hpp"
+#include "reloader.hpp"
 #include "options.hpp"
 #include "ratewarden/events.hpp"
 #include "ratewarden/store.hpp"
@@ -68,18 +70,26 @@ int serve(const ServerOptions& o) {
               http_at.c_str(), store->describe().c_str(), o.config.c_str());
   std::fflush(stdout);
 
+  // SIGHUP and the directory's changes reload the same way, one at a time.
+  std::mutex reloading;
+  auto reload = [&, limiting, store](const char* why) {
+    std::lock_guard<std::mutex> lock(reloading);
+    try {
+      limiting->set_config(ratewarden::server::load_config(o.config, store));
+      limiting->metrics().config_load(true);
+      log(std::string("config reloaded (") + why + ") from " + o.config);
+    } catch (const std::exception& e) {
+      limiting->metrics().config_load(false);
+      log("config not reloaded (" + std::string(why) + "), the previous one stays: " + e.what());
+    }
+  };
+  ratewarden::server::Reloader watcher(o.config, [&reload] { reload("the directory changed"); });
+
   while (true) {
     int signal = 0;
     sigwait(&signals, &signal);
     if (signal == SIGHUP) {
-      try {
-        limiting->set_config(ratewarden::server::load_config(o.config, store));
-        limiting->metrics().config_load(true);
-        log("config reloaded from " + o.config);
-      } catch (const std::exception& e) {
-        limiting->metrics().config_load(false);
-        log("config not reloaded, the previous one stays: " + std::string(e.what()));
-      }
+      reload("SIGHUP");
       continue;
     }
     // Draining: health fails at once; calls in flight finish, within the drain timeout.
