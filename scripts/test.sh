@@ -35,8 +35,8 @@ run_suite "core tests under ASan + UBSan" build-asan "" -DCMAKE_BUILD_TYPE=Debug
   -DRATEWARDEN_BUILD_SERVER=ON
 concurrent="MemoryStore|Threads|LimiterStats|StoreStats|Events|AcrossProcesses|ScriptFlush|RedisFailures|HitAsync|capi_c|cluster_tests|connections_tests|postgres_tests|hybrid_tests|reservation_tests"
 # The server is left out under TSan: Debian's gRPC is not built with it (every one of its threads would be a report).
-run_suite "concurrency tests under TSan" build-tsan "$concurrent" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRATEWARDEN_TSAN=ON \
-  -DRATEWARDEN_BUILD_SERVER=OFF
+run_suite "concurrency tests under TSan" build-tsan "$concurrent" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DRATEWARDEN_TSAN=ON -DRATEWARDEN_BUILD_SERVER=OFF
 step "Python package"
 scripts/test_python.sh  # the Python package: pip install ., pytest with Flask 3.x and with Flask 2.2
 step "ratewarden-server over the wire"

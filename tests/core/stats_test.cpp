@@ -199,7 +199,8 @@ TEST(Events, OneASecondPerSourceTheLastOneDeliveredWithTheOthersCounted) {
 TEST(StoreStats, RedisCallsByOutcomeCircuitAndEventsWhenTheServerDiesAndComesBack) {
   Events events;
   RedisServer server;
-  const std::string url = server.url() + "?timeout=200ms&connect_timeout=200ms&pool=2&circuit_failures=2&circuit_backoff=50ms";
+  const std::string url =
+      server.url() + "?timeout=200ms&connect_timeout=200ms&pool=2&circuit_failures=2&circuit_backoff=50ms";
   std::shared_ptr<Store> store = open_store(url);
   LimiterOptions options;
   options.on_store_error = OnStoreError::allow;
@@ -262,6 +263,29 @@ std::string promtool_check(const std::string& text) {
   const int status = p != nullptr ? pclose(p) : -1;
   unlink(path);
   return status == 0 ? out : "promtool failed (" + std::to_string(status) + "): " + out;
+}
+
+// Families are added to while a histogram family is being filled: 0, 1, 3 or 7 families before the first network
+// store's used to move it (a vector that grew) under the reference being filled.
+TEST(MetricFamilies, AnyNumberOfFamiliesBeforeANetworkStoresAreSafe) {
+  for (size_t limiters = 0; limiters < 9; ++limiters) {
+    std::vector<LimiterStats> l(limiters);
+    for (size_t i = 0; i < limiters; ++i) l[i].name = "l" + std::to_string(i);
+    StoreStats redis;
+    redis.name = "redis://127.0.0.1:1/0";
+    redis.network = true;
+    redis.calls[1] = 2;
+    redis.durations[1].buckets[3] = 2;
+    redis.durations[1].count = 2;
+    const std::string text = prometheus_text(metric_families(std::vector<LimiterStats>(l.begin(), l.end()), {redis}));
+    EXPECT_NE(text.find("ratewarden_store_errors_total{store=\"redis://127.0.0.1:1/0\",kind=\"timeout\"} 2\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("ratewarden_store_call_duration_seconds_count{store=\"redis://127.0.0.1:1/0\","
+                        "outcome=\"timeout\"} 2\n"),
+              std::string::npos)
+        << text;
+  }
 }
 
 TEST(MetricFamilies, EveryStoreKindsSeriesPassPromtoolAndCountWhatWasDone) {
