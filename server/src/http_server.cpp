@@ -21,6 +21,7 @@ namespace {
 constexpr size_t kMaxHeaderBytes = 16 * 1024;
 constexpr size_t kMaxConnections = 1024;
 constexpr int64_t kIdleUs = 60 * 1000000LL;
+constexpr int64_t kLingerUs = 2 * 1000000LL;
 constexpr uint64_t kListenTag = 0, kWakeTag = 1;  // epoll data of the listener and the eventfd; connections: id + 1
 
 int64_t now_us() {
@@ -94,6 +95,8 @@ struct HttpServer::Connection {
   bool busy = false;        // a request is being answered: the next one (pipelined) waits
   bool keep_alive = true;
   bool peer_done = false;  // the client closed its side
+  bool lingering = false;  // answered and shut for writing: what the client still sends is read and dropped, so
+                           // that closing does not reset the connection under the answer it has not read yet
   bool writable_watched = false;
   int64_t active_us = 0;
 };
@@ -175,6 +178,13 @@ void HttpServer::accept_all() {
 
 void HttpServer::on_readable(Connection& c) {
   char buf[16384];
+  if (c.lingering) {
+    ssize_t n;
+    while ((n = ::read(c.fd, buf, sizeof buf)) > 0) {
+    }
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) close(c.id);
+    return;
+  }
   while (true) {
     const ssize_t n = ::read(c.fd, buf, sizeof buf);
     if (n > 0) {
@@ -196,8 +206,10 @@ void HttpServer::on_readable(Connection& c) {
     e.data.u64 = c.id + 2;
     epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &e);
   }
-  if (!c.busy) serve(c);
-  if (c.peer_done && connections_.count(c.id) != 0 && !c.busy && c.out.empty()) close(c.id);
+  const uint64_t id = c.id;
+  if (!c.busy) serve(c);  // may close the connection: `c` is not touched after it
+  auto it = connections_.find(id);
+  if (it != connections_.end() && it->second->peer_done && !it->second->busy && it->second->out.empty()) close(id);
 }
 
 // Answers the request at the head of `c.in`, if it is whole.
@@ -304,7 +316,11 @@ void HttpServer::flush(Connection& c) {
     epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &e);
     c.writable_watched = false;
   }
-  if (!c.keep_alive && !c.busy) close(c.id);
+  if (c.keep_alive || c.busy) return;
+  if (c.peer_done) return close(c.id);
+  ::shutdown(c.fd, SHUT_WR);
+  c.lingering = true;
+  c.active_us = now_us();
 }
 
 void HttpServer::close(uint64_t id) {
@@ -319,7 +335,7 @@ void HttpServer::expire_idle() {
   const int64_t now = now_us();
   std::vector<uint64_t> idle;
   for (const auto& [id, c] : connections_)
-    if (!c->busy && c->out.empty() && now - c->active_us > kIdleUs) idle.push_back(id);
+    if (!c->busy && c->out.empty() && now - c->active_us > (c->lingering ? kLingerUs : kIdleUs)) idle.push_back(id);
   for (uint64_t id : idle) close(id);
 }
 

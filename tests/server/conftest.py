@@ -3,10 +3,8 @@ and a store URL; Python stubs generated from our .proto files by grpcio-tools at
 
 from __future__ import annotations
 
-import ctypes
 import http.client
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -43,8 +41,10 @@ from envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc  # noqa: E402
 from envoy.extensions.common.ratelimit.v3 import ratelimit_pb2  # noqa: E402
 
 
-def _die_with_parent() -> None:
-    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: the server never outlives the test process
+# The server never outlives the test process: setpriv (util-linux) sets its parent-death signal. Not a preexec_fn:
+# that makes Python fork instead of spawn, and grpcio's fork handlers then run in the child (this process uses gRPC),
+# which can abort it before the exec (seen as "Epoll1Poller encountered epoll_wait error", exit -6).
+DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "KILL", "--"]
 
 
 class Server:
@@ -53,15 +53,16 @@ class Server:
     def __init__(self, config: Path, store: str, *flags: str) -> None:
         self.config = config
         self.log = Path(tempfile.mkstemp(prefix="rw-server-", suffix=".log")[1])
-        self.process = subprocess.Popen(
-            [str(BINARY), "--config", str(config), "--store", store, "--grpc-listen", "127.0.0.1:0",
-             "--http-listen", "127.0.0.1:0", *flags],
-            stdout=subprocess.PIPE, stderr=self.log.open("wb"), preexec_fn=_die_with_parent)
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [*DIE_WITH_PARENT, str(BINARY), "--config", str(config), "--store", store, "--grpc-listen",
+                 "127.0.0.1:0", "--http-listen", "127.0.0.1:0", *flags], stdout=subprocess.PIPE, stderr=log)
         assert self.process.stdout is not None
         line = self.process.stdout.readline().decode()  # its first line says where it listens, once it does
         if not line.startswith("ratewarden-server: gRPC on 127.0.0.1:"):
             self.process.kill()
-            raise AssertionError(f"the server did not start: {line!r}\n{self.log.read_text()}")
+            code = self.process.wait()
+            raise AssertionError(f"the server did not start (exit {code}): {line!r}\n{self.log.read_text()}")
         self.port = int(line.split("gRPC on 127.0.0.1:")[1].split(",")[0])
         self.http_port = int(line.split("HTTP on 127.0.0.1:")[1].split(",")[0])
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
@@ -89,6 +90,14 @@ class Server:
         if self.process.stdout is not None:
             self.process.stdout.close()
         self.log.unlink(missing_ok=True)
+
+
+def fresh_window(unit_s: int = 60, at_least_s: int = 5) -> None:
+    """Waits until the current epoch window of `unit_s` has `at_least_s` left: a test that counts in the peer's
+    epoch-aligned windows must not see one end under it."""
+    import time
+    while unit_s - int(time.time()) % unit_s < at_least_s:
+        time.sleep(0.1)
 
 
 def descriptor(*entries: tuple, hits: Optional[int] = None, limit: Optional[tuple] = None) -> object:

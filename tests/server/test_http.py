@@ -7,13 +7,14 @@ import json
 import socket
 import subprocess
 
-from conftest import descriptor
+from conftest import descriptor, fresh_window
 
 EDGE = "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 2}\n"
 REQUEST = json.dumps({"domain": "edge", "descriptors": [{"entries": [{"key": "remote_address", "value": "j"}]}]})
 
 
 def test_json_answers_200_then_429_in_proto3_json(config_dir, start):
+    fresh_window()
     server = start(config_dir({"edge.yaml": EDGE}))
     answers = [server.http("POST", "/json", REQUEST.encode()) for _ in range(3)]
     assert [a[0] for a in answers] == [200, 200, 429]
@@ -36,6 +37,7 @@ def test_json_answers_200_then_429_in_proto3_json(config_dir, start):
 
 
 def test_healthcheck_and_metrics(config_dir, start):
+    fresh_window()
     server = start(config_dir({"edge.yaml": EDGE}))
     assert server.http("GET", "/healthcheck")[:3:2] == (200, "OK")
     for _ in range(3):

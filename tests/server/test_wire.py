@@ -8,7 +8,7 @@ import signal
 import time
 
 import grpc
-from conftest import descriptor, rls_pb2
+from conftest import descriptor, fresh_window, rls_pb2
 
 
 def field(number: int, payload: bytes) -> bytes:  # a length-delimited field (wire type 2)
@@ -52,6 +52,7 @@ EDGE = "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {un
 
 
 def test_a_hand_encoded_request_gets_envoys_fields_back(config_dir, start):
+    fresh_window()
     server = start(config_dir({"edge.yaml": EDGE}))
     call = server.channel.unary_unary("/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit")
     # RateLimitRequest{domain=1, descriptors=2 [RateLimitDescriptor{entries=1 [Entry{key=1, value=2}]}], hits_addend=3}
