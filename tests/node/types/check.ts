@@ -33,6 +33,32 @@ async function api(): Promise<void> {
   }
   console.log(allowed, wait, many, nothing, peeked, sync, rates, kinds, ok, held, ratewarden.version);
 
+  // Figures and events.
+  const named = new ratewarden.Limiter({ policy: '5/minute', name: 'login' });
+  const mine: ratewarden.LimiterStats = named.stats();
+  const label: string = named.name + mine.name;
+  const decided: number = mine.allowed + mine.denied + mine.cost + mine.fallbacks;
+  const calls: number = stats.calls.ok + stats.calls.timeout + stats.calls.unavailable + stats.calls.error +
+    stats.circuitsOpen + stats.circuitOpenings + stats.connectionsOpen + stats.expiredDrops + stats.poolSize + stats.sweeps;
+  const what: boolean = stats.network || stats.hybrid || stats.name === '';
+  const all: ratewarden.LimiterStats[] = ratewarden.limiterStats();
+  const stores: ratewarden.StoreStats[] = ratewarden.storeStats();
+  for (const f of ratewarden.metricFamilies()) {
+    const kind: 'counter' | 'gauge' | 'histogram' = f.type;
+    for (const s of f.samples) console.log(f.name, f.help, kind, s.labels.limiter, s.value);
+    for (const h of f.histograms) console.log(h.buckets.map(([le, n]) => le * n), h.sum, h.count, h.labels);
+  }
+  const text: string = ratewarden.prometheusText();
+  ratewarden.events.on('event', (e: ratewarden.RatewardenEvent) => {
+    const k: ratewarden.EventKind = e.kind;
+    if (e.warning) console.warn(k, e.store, e.message, e.suppressed);
+  });
+  console.log(label, decided, calls, what, all, stores, text);
+  // @ts-expect-error a name is a string
+  new ratewarden.Limiter({ policy: '1/s', name: 1 });
+  // @ts-expect-error not an event kind
+  const wrong: ratewarden.EventKind = 'store_down';
+
   // @ts-expect-error the policy is required
   new ratewarden.Limiter({});
   // @ts-expect-error not an algorithm
