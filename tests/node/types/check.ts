@@ -6,6 +6,8 @@ import Fastify = require('fastify');
 import Koa = require('koa');
 import ratewardenFastify = require('ratewarden/fastify');
 import rwKoa = require('ratewarden/koa');
+import rwPrometheus = require('ratewarden/prometheus');
+import promClient = require('prom-client');
 
 async function api(): Promise<void> {
   const limiter = new ratewarden.Limiter({ policy: '100/minute', store: 'redis://127.0.0.1:6379', onStoreError: 'allow' });
@@ -147,4 +149,10 @@ const koaMw: number = rwKoa.rateLimit().limiter.metrics.allowed;
 // @ts-expect-error Koa's handler takes (ctx, decision)
 rwKoa.rateLimit({ handler: (req: unknown, res: unknown, next: unknown, d: unknown) => undefined });
 
-console.log(api, pacing, key, scope, denied, fastifyApp, koaMw);
+const registered: string[] = rwPrometheus.register();
+rwPrometheus.register(new promClient.Registry());
+rwPrometheus.register(new promClient.Registry<promClient.OpenMetricsContentType>());
+// @ts-expect-error a registry, not its name
+rwPrometheus.register('default');
+
+console.log(api, pacing, key, scope, denied, fastifyApp, koaMw, registered);
