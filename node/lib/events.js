@@ -27,9 +27,18 @@ const internal = new Set();
 
 native.setEventHandler((kind, store, message, suppressed, warning) => {
   const event = Object.freeze({ kind, store, message, suppressed, warning });
-  for (const listener of internal) listener(event);
-  if (channel.hasSubscribers) channel.publish(event);
-  events.emit('event', event);
+  try {
+    for (const listener of internal) listener(event);
+    if (channel.hasSubscribers) channel.publish(event);
+    events.emit('event', event);
+  } catch (error) {
+    // A listener that throws is an uncaught exception, as from any emitter. Thrown from here, into the addon's
+    // callback, Node would only print a deprecation warning (DEP0168) unless run with
+    // --force-node-api-uncaught-exceptions-policy.
+    process.nextTick(() => {
+      throw error;
+    });
+  }
 });
 
 // For the package's modules: `listener(event)` for every event until the returned function is called.
