@@ -17,6 +17,7 @@ const promClient = require('prom-client');
 const ratewarden = require('ratewarden');
 const { register } = require('ratewarden/prometheus');
 const { rateLimit } = require('ratewarden/express');
+const { FRAMEWORKS, serve } = require('./helpers/frameworks');
 const { RedisServer } = require('./helpers/redis_server');
 
 const { Limiter, Store, TestClock, events, limiterStats, storeStats, metricFamilies, prometheusText } = ratewarden;
@@ -319,4 +320,67 @@ describe('an Express app scraped over HTTP after a known load', () => {
       }
     });
   }
+});
+
+describe('the HTTP adapters name their limiters', () => {
+  for (const framework of FRAMEWORKS) {
+    test(`${framework}: a route's limits count under "<METHOD> <route> <policy>", others under "<scope> <policy>"`, async () => {
+      const base = `/${name(framework)}`;
+      const scope = name('app');
+      const limits = framework === 'fastify' ? [{ policy: '2/minute' }]
+        : [{ policy: '2/minute' }, { limit: 3, window: 60_000, key: 'header:x-client' }];
+      const server = await serve(framework, {
+        app: { policy: '500/minute', scope },
+        routes: [{ method: 'POST', path: `${base}/users/:user_id/login`, limits }],
+      });
+      try {
+        const statuses = [];
+        for (let i = 0; i < 4; i++) {
+          statuses.push((await server.request(`${base}/users/${i}/login`, { method: 'POST',
+            headers: { 'x-client': 'c' } })).status);
+        }
+        assert.deepEqual(statuses, [200, 200, 429, 429]);
+        const stats = limiterStats();
+        assert.deepEqual(byName(stats, `POST ${base}/users/:user_id/login 2/minute`),
+          { name: `POST ${base}/users/:user_id/login 2/minute`, allowed: 2, denied: 2, cost: 2, fallbacks: 0 });
+        if (framework !== 'fastify') {
+          // The second limit of the route, met by the two requests the first let through.
+          assert.deepEqual(byName(stats, `POST ${base}/users/:user_id/login#2 3/60000ms`),
+            { name: `POST ${base}/users/:user_id/login#2 3/60000ms`, allowed: 2, denied: 0, cost: 2, fallbacks: 0 });
+        }
+        // Fastify: a route's own limit replaces the plugin's (the plugin's was never used, so never made).
+        if (framework === 'fastify') assert.equal(byName(stats, `${scope} 500/minute`), undefined);
+        else assert.equal(byName(stats, `${scope} 500/minute`).allowed, 4);
+      } finally {
+        await server.close();
+      }
+    });
+  }
+
+  test('a store in a hybrid mode that dies: its failure is logged (the events name its shared store)', async () => {
+    const server = new RedisServer();
+    await server.start();
+    const lines = [];
+    const logger = { warn: (m) => lines.push(m) };
+    const url = `${server.url}?timeout=200ms&connect_timeout=200ms&mode=local_first&prefix=${name('hybrid')}`;
+    const app = express();
+    app.get('/h', rateLimit({ policy: '100/minute', store: url, logger }), (req, res) => res.send('ok'));
+    const listening = await new Promise((resolve) => {
+      const s = http.createServer(app).listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const get = async () => (await fetch(`http://127.0.0.1:${listening.address().port}/h`)).status;
+    try {
+      assert.equal(await get(), 200);
+      await server.kill();
+      for (let i = 0; i < 200 && lines.length === 0; i++) {
+        assert.equal(await get(), 200);  // fail open
+        await sleep(20);
+      }
+      assert.equal(lines.length, 1, lines.join('\n'));
+      assert.match(lines[0], /^ratewarden\/express: the store failed \(calls fail: .*\); requests are let through unlimited/);
+    } finally {
+      await new Promise((resolve) => listening.close(resolve));
+      await server.close();
+    }
+  });
 });
