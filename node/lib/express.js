@@ -39,7 +39,6 @@ const access = {
   header: (req, name) => req.headers[name],
   user: (req) => req.user,
   body: (req) => req.body,
-  method: (req) => req.method,
   // In a route (app.post('/login', limiter, ...)): its path under the routers' mount paths, as the request met them.
   route: (req) => (req.route !== undefined && typeof req.route.path === 'string' ? req.baseUrl + req.route.path
     : undefined),

@@ -44,7 +44,6 @@ const access = {
   header: (request, name) => request.headers[name],
   user: (request) => request.user,
   body: (request) => request.body,
-  method: (request) => request.method,
   route: () => undefined,  // a route's own limit is made for its route (limitOf); the plugin's counts across routes
 };
 

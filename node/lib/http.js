@@ -19,6 +19,7 @@ const { KeyError, keyMaker, describeSpec, needsBody, isPromise } = require('./ht
 const { scopeFor, scopedStore } = require('./http_scope');
 const { routeName } = require('./route_name');
 const { ThrottledLog } = require('./http_log');
+const { limiterName, ratesText } = require('./http_limiter_name');
 const { watchStore } = require('./http_store_log');
 const { KeyList } = require('./lists');
 
@@ -169,23 +170,10 @@ function checkOptions(options) {
 // own counts the rest.
 const ROUTE_NAMES = 1000;
 
-// The core's bound on a Limiter's name, in bytes.
-const NAME_BYTES = 200;
-
-// What a limit's decisions are counted under in the process's figures (the `limiter` label of the metrics):
-// `<where> <policy>` — where: `<METHOD> <route name>` in a route (`POST /api/users/:user_id/login`, its second
-// limit `POST /api/users/:user_id/login#2`), else the limit's scope (`login`, `~3f9a1c22d0.1`); policy: the policy
-// string as written (`limit`/`window` as `<limit>/<window>ms`). Cut to the core's 200 bytes.
-function limiterName(where, policy) {
-  const name = `${where} ${policy.trim()}`;
-  if (Buffer.byteLength(name) <= NAME_BYTES) return name;
-  return Buffer.from(name).subarray(0, NAME_BYTES).toString().replace(/\uFFFD+$/, '');
-}
-
 class HttpLimiter {
-  // access: { framework, ip(a), header(a, name), user(a), body(a), route(a), method(a) } — how the adapter reads a
-  // request; route(a) is the path template of the route the request is in, or undefined outside a route. `route`:
-  // the template of the one route this limiter is made for (Fastify), in place of route(a).
+  // access: { framework, ip(a), header(a, name), user(a), body(a), route(a) } — how the adapter reads a request;
+  // route(a) is the path template of the route the request is in, or undefined outside a route. `route`: the
+  // template of the one route this limiter is made for (Fastify), in place of route(a).
   constructor(options, access, route) {
     const o = checkOptions(options);
     const policy = policyOf(o);
@@ -196,7 +184,6 @@ class HttpLimiter {
     const rates = native.policiesOf(policy, checked.native);
     this.limiterOptions = { ...checked.native, policy, store: this.store };
     this.limiters = new Map();  // name -> Limiter
-    this.method = access.method;
     this.sync = this.store.inMemory;
     this.quotas = rates.map((r) => ({ name: policyName(r), limit: r.limit, periodMs: r.periodMs }));
     this.style = o.headers;
@@ -209,15 +196,17 @@ class HttpLimiter {
     const { scope, token } = scopeFor(o.scope, signature, this.store);
     this.scope = scope;
     this.token = token;
-    this.policy = policy;
+    // Its figures count under what its keys count under and its rates (http_limiter_name.js).
+    this.rates = ratesText(rates);
     // The scope of a request outside a route: the limiter's own.
     const text = `${scope}:`;
-    this.own = { scopeText: text, scopeBytes: Buffer.from(text), name: limiterName(scope, policy), limiter: undefined };
+    this.own = { scopeText: text, scopeBytes: Buffer.from(text), name: limiterName(scope, this.rates),
+      limiter: undefined };
     // Without a scope, a limiter in a route counts under the route's name (route_name.js), as every adapter of
     // every language does: ranked among the request's route limiters ("/login", "/login#2"), as Python ranks a
     // route's limits.
     this.routeOf = o.scope !== undefined ? undefined : route !== undefined ? () => route : access.route;
-    this.routeScopes = new Map();  // `${rank} ${method} ${template}` -> { scopeText, scopeBytes, name, limiter }
+    this.routeScopes = new Map();  // `${rank} ${template}` -> { scopeText, scopeBytes, name, limiter }
     this.skip = o.skip;
     this.handler = o.handler;
     this.onKeyError = o.onKeyError;
@@ -307,19 +296,18 @@ class HttpLimiter {
   }
 
   // The key's scope ({ scopeText, scopeBytes, name, limiter }): the limiter's own, or the route's name when it is
-  // in a route and names no scope (its figures then count under the request's method and the route's name).
+  // in a route and names no scope (its figures then count under the route's name too).
   #scoped(a, state) {
     const template = this.routeOf === undefined ? undefined : this.routeOf(a);
     if (typeof template !== 'string') return this.own;
     const rank = ++state.routed;
-    const method = this.method === undefined ? undefined : this.method(a);
-    const id = `${rank} ${method} ${template}`;
+    const id = `${rank} ${template}`;
     let scope = this.routeScopes.get(id);
     if (scope === undefined) {
-      const route = routeName(template);
-      const ranked = rank === 1 ? route : `${route}#${rank}`;
+      const name = routeName(template);
+      const ranked = rank === 1 ? name : `${name}#${rank}`;
       const text = `${ranked}:`;
-      scope = { scopeText: text, scopeBytes: Buffer.from(text), name: limiterName(method ? `${method} ${ranked}` : ranked, this.policy),
+      scope = { scopeText: text, scopeBytes: Buffer.from(text), name: limiterName(ranked, this.rates),
         limiter: undefined };
       if (this.routeScopes.size < ROUTE_NAMES) this.routeScopes.set(id, scope);
     }

@@ -36,7 +36,6 @@ const access = {
   header: (ctx, name) => ctx.headers[name],
   user: (ctx) => ctx.state.user,
   body: (ctx) => ctx.request.body,
-  method: (ctx) => ctx.method,
   // In @koa/router's routes: the path of the route it matched, its prefixes with it.
   route: (ctx) => ctx._matchedRoute,
 };

@@ -91,8 +91,9 @@ struct KeyList {
   }
 };
 
-// [{algorithm, limit, periodMs, capacity}] for each rate of a policy.
-Napi::Array policies_array(Napi::Env env, const std::vector<ratewarden::Policy>& policies) {
+// [{algorithm, limit, periodMs, capacity}] for each rate of a policy; with `text`, also the rate as the core writes
+// it ("5/60s", "2/500ms").
+Napi::Array policies_array(Napi::Env env, const std::vector<ratewarden::Policy>& policies, bool text = false) {
   Napi::Array out = Napi::Array::New(env, policies.size());
   for (size_t i = 0; i < policies.size(); ++i) {
     const ratewarden::Policy& p = policies[i];
@@ -101,6 +102,7 @@ Napi::Array policies_array(Napi::Env env, const std::vector<ratewarden::Policy>&
     o.Set("limit", static_cast<double>(p.limit));
     o.Set("periodMs", static_cast<double>(p.period_us / 1000));
     o.Set("capacity", static_cast<double>(p.capacity()));
+    if (text) o.Set("text", ratewarden::describe(p));
     out.Set(i, o);
   }
   return out;
@@ -127,7 +129,7 @@ Napi::Value policies_of(const Napi::CallbackInfo& info) {
       seen.push_back(std::move(name));
     }
     return policies;
-  }));
+  }), true);
 }
 
 Napi::Function LimiterWrap::define(Napi::Env env) {

@@ -15,7 +15,8 @@
 namespace rwnode {
 
 // policiesOf(policy, {algorithm, burst, buckets, prefix}): the rates a Limiter of these options would have, as
-// limiter.policies() gives them, or what its constructor would throw — with no Limiter made: a Limiter's name is
+// limiter.policies() gives them plus each one's `text` as the core writes it ("5/60s"), or what its constructor
+// would throw — with no Limiter made: a Limiter's name is
 // in the process's figures from its creation on (node/lib/http.js makes its limiters on their first request).
 Napi::Value policies_of(const Napi::CallbackInfo& info);
 
