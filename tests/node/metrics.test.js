@@ -172,6 +172,29 @@ describe('events of a redis-server killed and restarted', () => {
   });
 });
 
+test('the families of a process whose first store is a network store (no memory store before it)', () => {
+  // The core's metric_families() crashed here (a reference into its growing list: the addon works around it).
+  const lib = JSON.stringify(path.join(__dirname, '..', '..', 'node', 'lib'));
+  for (const first of ['limiter', 'keylist']) {
+    const r = spawnSync(process.execPath, ['-e', `
+      const { Limiter, KeyList, metricFamilies, prometheusText, storeStats } = require(${lib});
+      (async () => {
+        if ('${first}' === 'limiter') await new Limiter({ policy: '5/minute', store: '${redis.url}?prefix=first' }).hit('k');
+        else await new KeyList({ name: 'first', store: '${redis.url}?prefix=first' }).add('k');
+        const families = metricFamilies();
+        const durations = families.find((f) => f.name === 'ratewarden_store_call_duration_seconds');
+        console.log(JSON.stringify({ outcomes: durations.histograms.map((h) => h.labels.outcome),
+          names: families.map((f) => f.name), text: prometheusText().length > 0, stores: storeStats().length }));
+      })();
+    `], { encoding: 'utf8', timeout: 20000 });
+    assert.equal(r.status, 0, `${first}: ${r.stderr}`);
+    const out = JSON.parse(r.stdout);
+    assert.deepEqual(out.outcomes, ['ok', 'timeout', 'unavailable', 'error'], first);
+    assert.ok(!out.names.some((n) => n.startsWith('ratewarden_memory_')), JSON.stringify(out.names));
+    assert.deepEqual([out.text, out.stores], [true, 1]);
+  }
+});
+
 describe('ratewarden/prometheus in a prom-client registry', () => {
   test('every family, with the core\'s names, types and help; counts equal what was done; promtool is content', async () => {
     const registry = new promClient.Registry();
