@@ -60,6 +60,10 @@ const SKIPPED = {
   ERR_RATEWARDEN_STORE: 'store-error',
 };
 
+// The store failures the core's events tell of (the store's health changed): logged once per change by
+// http_store_log.js, not per request here.
+const TOLD_BY_EVENTS = { ERR_RATEWARDEN_STORE_UNAVAILABLE: true, ERR_RATEWARDEN_STORE_TIMEOUT: true };
+
 function positiveInteger(name, value) {
   if (!(Number.isSafeInteger(value) && value >= 1)) {
     throw invalidArgument(`${name} must be an integer >= 1, got ${JSON.stringify(value)}`);
@@ -427,6 +431,9 @@ class HttpLimiter {
     if (counts) return;
     this.metrics.refunded++;
     limiter.refund(key).catch((error) => {
+      // A store that cannot be reached or timed out is logged from the core's events (http_store_log.js): not a
+      // second time for each count it could not give back.
+      if (error.code in TOLD_BY_EVENTS) return;
       this.log.warn('refund', `a count could not be given back (${error.code}: ${error.message})`);
     });
   }
@@ -448,7 +455,7 @@ class HttpLimiter {
     // A store that cannot be reached (or timed out) is logged once when it fails and once when it answers again,
     // from the core's events (http_store_log.js); an error reply is no change of the store's health: logged here,
     // rate-limited.
-    if (error.code === 'ERR_RATEWARDEN_STORE') {
+    if (!(error.code in TOLD_BY_EVENTS)) {
       this.log.warn('store', `the store failed (${error.code}: ${error.message}); requests are ${this.failureOutcome} ` +
         'while it does');
     }
