@@ -249,6 +249,15 @@ describe('ratewarden/prometheus in a prom-client registry', () => {
     assert.ok(text.endsWith('# EOF\n'));
   });
 
+  test('node:cluster: prom-client\'s AggregatorRegistry sums each series across the workers', () => {
+    const out = execFileSync(process.execPath, [path.join(__dirname, 'helpers', 'cluster_metrics.js')],
+      { encoding: 'utf8', timeout: 30000 });
+    assert.deepEqual(JSON.parse(out), [
+      'ratewarden_decisions_total{limiter="cluster",outcome="allowed"} 6',
+      'ratewarden_decisions_total{limiter="cluster",outcome="denied"} 4',
+    ]);
+  });
+
   test('register() takes prom-client\'s global registry by default; without prom-client it says to install it', () => {
     const lib = JSON.stringify(path.join(__dirname, '..', '..', 'node', 'lib'));
     const out = execFileSync(process.execPath, ['-e', `
