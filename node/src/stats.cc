@@ -1,6 +1,5 @@
 #include "stats.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -65,45 +64,7 @@ Napi::Object family_object(Napi::Env env, const MetricFamily& f) {
   return out;
 }
 
-// The core's metric_families() holds a reference into its list of families while it adds one to the list
-// (core/src/metrics/families.cpp, add_network: `durations`, then ratewarden_store_errors_total): when the list grows
-// right then — 0, 1, 3 or 7 families before the first network store's, e.g. limiters and a Redis store but no memory
-// store — the reference dangles (a segmentation fault here). Until the core keeps an index instead, a placeholder
-// limiter and memory store put first make it six, and their series are taken out again (as python/native does).
-// The placeholder's name is longer than any limiter's (200 bytes at most) and is no store's URL.
-const std::string& placeholder() {
-  static const std::string name = "(ratewarden: placeholder series, taken out) " + std::string(200, '.');
-  return name;
-}
-
-bool is_placeholder(const ratewarden::Labels& labels) {
-  for (const auto& [key, value] : labels)
-    if ((key == "limiter" || key == "store") && value == placeholder()) return true;
-  return false;
-}
-
-std::vector<MetricFamily> families_now() {
-  std::vector<ratewarden::LimiterStats> limiters = ratewarden::process_limiter_stats();
-  std::vector<ratewarden::StoreStats> stores = ratewarden::process_store_stats();
-  ratewarden::LimiterStats limiter;
-  limiter.name = placeholder();
-  ratewarden::StoreStats memory;
-  memory.name = placeholder();
-  limiters.insert(limiters.begin(), limiter);
-  stores.insert(stores.begin(), memory);
-  std::vector<MetricFamily> all = ratewarden::metric_families(limiters, stores);
-  std::vector<MetricFamily> out;
-  for (MetricFamily& f : all) {
-    f.samples.erase(std::remove_if(f.samples.begin(), f.samples.end(),
-                                   [](const ratewarden::Sample& s) { return is_placeholder(s.labels); }),
-                    f.samples.end());
-    f.histograms.erase(std::remove_if(f.histograms.begin(), f.histograms.end(),
-                                      [](const ratewarden::HistogramSample& h) { return is_placeholder(h.labels); }),
-                       f.histograms.end());
-    if (!f.samples.empty() || !f.histograms.empty()) out.push_back(std::move(f));  // the core leaves out empty ones
-  }
-  return out;
-}
+std::vector<MetricFamily> families_now() { return ratewarden::metric_families(); }
 
 Napi::Value limiter_stats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -137,8 +98,7 @@ Napi::Value prometheus_text(const Napi::CallbackInfo& info) {
 // metricCatalog(): every family the core can give — [{ name, type, help, labelNames }] — for exporters that declare
 // their series before the first scrape (node/lib/prometheus.js). The core leaves out a family of no sample, and a
 // store's families appear only for what it is; so the catalog is the core's families of one limiter and of two
-// stores that are everything a store can be (in-process; network, hybrid and PostgreSQL at once) — the in-process
-// one first, so that six families precede the network one's (families_now).
+// stores that are everything a store can be (in-process; network, hybrid and PostgreSQL at once).
 Napi::Value metric_catalog(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const std::vector<MetricFamily> all = guarded(env, [] {
