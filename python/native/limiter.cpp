@@ -101,8 +101,7 @@ void bind_store(py::module_& m) {
       .def(py::init([](py::handle url, py::handle clock) {
              const std::string text = to_string(url, "url");
              if (!clock.is_none()) return open_store(text, test_clock(clock));
-             py::gil_scoped_release nogil;
-             return open_store(text);
+             return without_gil([&] { return open_store(text); });
            }),
            py::arg("url"), py::kw_only(), py::arg("test_clock") = py::none(),
            "Opens the store of `url`. `test_clock` (tests only): a TestClock the store reads the time from, instead "
@@ -124,8 +123,7 @@ void bind_store(py::module_& m) {
       "open_shared_store",
       [](py::handle url) {
         const std::string text = to_string(url, "url");
-        py::gil_scoped_release nogil;
-        return open_shared_store(text);
+        return without_gil([&] { return open_shared_store(text); });
       },
       py::arg("url"),
       "The store of `url` as this process shares it (the core's open_shared_store): one Store per shared URL while "
