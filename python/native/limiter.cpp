@@ -16,13 +16,14 @@ double seconds(int64_t us) { return static_cast<double>(us) / 1e6; }
 
 // Options the constructor takes by keyword; values are converted here, checked by the core.
 LimiterOptions limiter_options(py::handle algorithm, py::handle burst, py::handle buckets, py::handle prefix,
-                               py::handle on_store_error) {
+                               py::handle on_store_error, py::handle name) {
   LimiterOptions o;
   o.algorithm = parse_algorithm(to_string(algorithm, "algorithm"));
   o.burst = to_optional_int64(burst, "burst");
   o.buckets = to_optional_int64(buckets, "buckets");
   o.prefix = to_optional_string(prefix, "prefix");
   o.on_store_error = parse_on_store_error(to_string(on_store_error, "on_store_error"));
+  o.name = to_optional_string(name, "name");
   return o;
 }
 
@@ -62,41 +63,6 @@ void bind_store(py::module_& m) {
         return "Policy('" + describe(p) + "', algorithm='" + std::string(algorithm_name(p.algorithm)) + "')";
       });
 
-  py::class_<StoreStats>(m, "StoreStats",
-                         "What a store holds (Store.stats()): states now, its bound, live states evicted so far.")
-      .def_readonly("keys", &StoreStats::keys, "States held: one per key and policy (expired ones until dropped).")
-      .def_readonly("max_keys", &StoreStats::max_keys, "The bound on states held; 0 for a store without one.")
-      .def_readonly("evictions", &StoreStats::evictions,
-                    "Live states dropped to stay within max_keys since the store opened: above 0, raise the bound.")
-      .def_readonly("local_denials", &StoreStats::local_denials,
-                    "Hybrid modes: denials answered in-process from the store's last answer (no round trip).")
-      .def_readonly("local_allows", &StoreStats::local_allows,
-                    "mode=async: hits admitted in-process from a lease already charged to the store.")
-      .def_readonly("store_calls", &StoreStats::store_calls, "Hybrid modes: calls that went to the store.")
-      .def_readonly("sync_batches", &StoreStats::sync_batches,
-                    "Hybrid modes: background exchanges with the store (reset-log reads, lease top-ups).")
-      .def_property_readonly(
-          "sync_lag", [](const StoreStats& s) { return s.sync_lag_us < 0 ? -1.0 : seconds(s.sync_lag_us); },
-          "Hybrid modes: seconds since the reset log was last read (-1.0: never yet).")
-      .def_readonly("invalidations", &StoreStats::invalidations,
-                    "Hybrid modes: local knowledge dropped because a reset was logged.")
-      .def("__eq__",
-           [](const StoreStats& a, py::handle b) {
-             if (!py::isinstance<StoreStats>(b)) return false;
-             const auto& o = b.cast<const StoreStats&>();
-             return a.keys == o.keys && a.max_keys == o.max_keys && a.evictions == o.evictions &&
-                    a.local_denials == o.local_denials && a.local_allows == o.local_allows &&
-                    a.store_calls == o.store_calls && a.sync_batches == o.sync_batches &&
-                    a.sync_lag_us == o.sync_lag_us && a.invalidations == o.invalidations;
-           })
-      .def("__hash__", [](const StoreStats& s) { return py::hash(py::make_tuple(s.keys, s.max_keys, s.evictions)); })
-      .def("__repr__", [](const StoreStats& s) {
-        return py::str("StoreStats(keys={}, max_keys={}, evictions={}, local_denials={}, local_allows={}, "
-                       "store_calls={}, sync_batches={}, invalidations={})")
-            .format(s.keys, s.max_keys, s.evictions, s.local_denials, s.local_allows, s.store_calls, s.sync_batches,
-                    s.invalidations);
-      });
-
   py::class_<Store, std::shared_ptr<Store>>(m, "Store", "Where the state of every key lives.")
       .def(py::init([](py::handle url, py::handle clock) {
              const std::string text = to_string(url, "url");
@@ -115,8 +81,9 @@ void bind_store(py::module_& m) {
           "shared", [](const Store& s) { return s.traits().shared; },
           "True for a store that other processes share (Redis, Redis Cluster).")
       .def("stats", &Store::stats,
-           "What the store holds now, without a round trip: a StoreStats (zeros for a network store, whose keys are "
-           "on the server).")
+           "What the store can tell of itself now, without a round trip: a StoreStats (its keys: zeros for a "
+           "network store, whose keys are on the server; its calls, circuits and connections: zeros for the memory "
+           "store).")
       .def("__repr__", [](const Store& s) { return "Store('" + s.describe() + "')"; });
 
   m.def(
@@ -135,14 +102,15 @@ void bind_limiter(py::module_& m) {
   add_fast_calls(cls);
   cls
       .def(py::init([](py::handle policy, std::shared_ptr<Store> store, py::handle algorithm, py::handle burst,
-                       py::handle buckets, py::handle prefix, py::handle on_store_error) {
+                       py::handle buckets, py::handle prefix, py::handle on_store_error, py::handle name) {
              if (!store) throw py::type_error("store must be a Store");
-             return std::make_shared<Limiter>(to_string(policy, "policy"), std::move(store),
-                                              limiter_options(algorithm, burst, buckets, prefix, on_store_error));
+             return std::make_shared<Limiter>(
+                 to_string(policy, "policy"), std::move(store),
+                 limiter_options(algorithm, burst, buckets, prefix, on_store_error, name));
            }),
            py::arg("policy"), py::arg("store"), py::kw_only(), py::arg("algorithm") = "fixed_window",
            py::arg("burst") = py::none(), py::arg("buckets") = py::none(), py::arg("prefix") = py::none(),
-           py::arg("on_store_error") = "raise")
+           py::arg("on_store_error") = "raise", py::arg("name") = py::none())
       .def(
           "reset",
           [](Limiter& self, py::handle key) {
@@ -186,6 +154,9 @@ void bind_limiter(py::module_& m) {
             });
           },
           py::arg("keys"), py::arg("cost") = 1)
+      .def_property_readonly("name", &Limiter::name,
+                             "What its figures are counted under: the name given, else the policy string.")
+      .def("stats", &Limiter::stats, "This limiter's decisions so far: a LimiterStats.")
       .def_property_readonly("policies", &Limiter::policies)
       .def_property_readonly("store", &Limiter::store)
       .def_property_readonly("max_cost", &Limiter::max_cost)
