@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import ratewarden
 import ratewarden.prometheus
-from redis_server import RedisServer
+from redis_server import PostgresServer, RedisServer
 
 CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
 _names = itertools.count()
@@ -153,6 +153,18 @@ def test_limiter_and_store_stats_on_redis(redis: RedisServer) -> None:
     ratewarden.Limiter("1/minute", hybrid, prefix=name).hit("k")
     h = hybrid.stats()
     assert (h.network, h.hybrid) == (True, True) and h.store_calls >= 1 and h.calls["ok"] >= 1
+
+
+def test_postgres_store_stats(postgres: PostgresServer) -> None:
+    store = ratewarden.Store(postgres.url + "?timeout=5s&pool=3")
+    name = unique("pg")
+    limiter = ratewarden.Limiter("2/minute", store, prefix=name, name=name)
+    assert [limiter.hit("k").allowed for _ in range(3)] == [True, True, False]
+    s = store.stats()
+    assert (s.network, s.pool_size, s.calls["ok"]) == (True, 3, 3) and s.connections_open >= 1
+    families = {f.name: f for f in ratewarden.metric_families()}
+    assert ({"store": store.url}, 3.0) in families["ratewarden_postgres_pool_size"].samples
+    assert any(labels == {"store": store.url} for labels, _ in families["ratewarden_postgres_sweeps_total"].samples)
 
 
 def test_fallbacks_and_events_when_redis_dies_and_comes_back(own_redis: RedisServer, seen: Seen,
