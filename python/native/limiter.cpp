@@ -7,6 +7,7 @@
 
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "ratewarden/errors.hpp"
 #include "ratewarden/policy.hpp"
 
 namespace ratewarden::python {
@@ -98,6 +99,29 @@ void bind_store(py::module_& m) {
 }
 
 void bind_limiter(py::module_& m) {
+  m.def(
+      "check_policy",
+      [](py::handle policy, py::handle algorithm, py::handle burst, py::handle buckets) {
+        // What Limiter's constructor checks of a policy, without making a limiter: a limiter's name is counted
+        // (limiter_stats(), the metrics) from the moment it is made, so one made only to check a policy would leave
+        // a series of zeros behind. The one rule that is Limiter's own, no rate twice, is checked here too.
+        const std::string text = to_string(policy, "policy");
+        std::vector<Policy> policies =
+            make_policies(parse_rates(text), PolicyOptions{parse_algorithm(to_string(algorithm, "algorithm")),
+                                                           to_optional_int64(burst, "burst"),
+                                                           to_optional_int64(buckets, "buckets")});
+        for (size_t i = 0; i < policies.size(); ++i)
+          for (size_t j = 0; j < i; ++j)
+            if (storage_name(policies[i]) == storage_name(policies[j]))
+              throw InvalidArgument("the rate " + describe(policies[i]) + " appears twice in \"" + text.substr(0, 200) +
+                                    "\"");
+        return policies;
+      },
+      py::arg("policy"), py::kw_only(), py::arg("algorithm") = "fixed_window", py::arg("burst") = py::none(),
+      py::arg("buckets") = py::none(),
+      "The policies of `policy`, checked as Limiter(policy, ...) checks them (an InvalidArgumentError), without "
+      "making a limiter (whose name would count from then on).");
+
   py::class_<Limiter, std::shared_ptr<Limiter>> cls(m, "Limiter");
   add_fast_calls(cls);
   cls

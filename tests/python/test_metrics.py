@@ -488,6 +488,23 @@ def test_limiter_name_vectors() -> None:
         assert len(case["name"].encode()) <= 200
 
 
+def test_policies_are_checked_as_limiters_check_them_without_a_limiter() -> None:
+    check = ratewarden._native.check_policy
+    assert [str(p) for p in check("10 per second; 1000/hour")] == ["10/1s", "1000/3600s"]
+    assert check("5/minute", algorithm="gcra", burst=8)[0].burst == 8
+    for policy, options in [("5/fortnight", {}), ("5/minute; 5 per 60 seconds", {}), ("0/minute", {}),
+                            ("5/minute", {"algorithm": "leaky"}), ("5/minute", {"burst": 3}),
+                            ("5/minute", {"algorithm": "sliding_window", "buckets": 0})]:
+        with pytest.raises(ratewarden.InvalidArgumentError) as limiter_error:
+            ratewarden.Limiter(policy, **options)
+        with pytest.raises(ratewarden.InvalidArgumentError) as check_error:
+            check(policy, **options)
+        assert str(check_error.value) == str(limiter_error.value), policy
+    before = len(ratewarden.limiter_stats())
+    check("9 per 9 minutes")
+    assert len(ratewarden.limiter_stats()) == before
+
+
 def test_flask_limiters_are_named_by_route_and_rates() -> None:
     from flask import Blueprint, Flask
 
@@ -505,7 +522,7 @@ def test_flask_limiters_are_named_by_route_and_rates() -> None:
         return "ok"
 
     @api.get("/s1")
-    @limiter.shared_limit("3/minute", f"search-{tag}")
+    @limiter.shared_limit("3 per 7 minutes", f"search-{tag}")
     def s1() -> str:
         return "ok"
 
@@ -523,7 +540,8 @@ def test_flask_limiters_are_named_by_route_and_rates() -> None:
     route = f"/{tag}/users/:user_id/login"
     assert (names[f"{route} 2/60s"].allowed, names[f"{route} 2/60s"].denied) == (2, 1)  # the route's, not the path's
     assert (names[f"{route}#2 10/3600s"].allowed, names[f"{route}#2 10/3600s"].denied) == (2, 0)
-    assert (names[f"search-{tag} 3/60s"].allowed, names[f"search-{tag} 3/60s"].denied) == (3, 1)
+    assert (names[f"search-{tag} 3/420s"].allowed, names[f"search-{tag} 3/420s"].denied) == (3, 1)
+    assert "3 per 7 minutes" not in names  # a limit checked where it is written leaves no limiter of its own
     assert names[f"/{tag}/free 50/3600s"].allowed == 2  # the default limit, per route
     assert not any(f"/{tag}/users/1" in n for n in names)  # never a raw path
     assert names["@app 1000/60s"].allowed >= 9  # one count for the app: every request
