@@ -20,8 +20,9 @@ echo "building memory_store_bench (Release, $build) and the governor peer (cargo
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRATEWARDEN_BUILD_BENCH=ON -DRATEWARDEN_BUILD_TESTS=OFF \
   -DRATEWARDEN_BUILD_EXAMPLES=OFF -DRATEWARDEN_BUILD_CAPI=OFF -DRATEWARDEN_WERROR=ON >/dev/null
 cmake --build "$build" --target memory_store_bench -j 2 >/dev/null
-cmake -S . -B "$build_off" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRATEWARDEN_BUILD_BENCH=ON -DRATEWARDEN_BUILD_TESTS=OFF \
-  -DRATEWARDEN_BUILD_EXAMPLES=OFF -DRATEWARDEN_BUILD_CAPI=OFF -DRATEWARDEN_WERROR=ON -DRATEWARDEN_METRICS=OFF >/dev/null
+cmake -S . -B "$build_off" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRATEWARDEN_BUILD_BENCH=ON \
+  -DRATEWARDEN_BUILD_TESTS=OFF -DRATEWARDEN_BUILD_EXAMPLES=OFF -DRATEWARDEN_BUILD_CAPI=OFF -DRATEWARDEN_WERROR=ON \
+  -DRATEWARDEN_METRICS=OFF >/dev/null
 cmake --build "$build_off" --target memory_store_bench -j 2 >/dev/null
 cargo build --release --locked -j 2 -q --manifest-path bench/peers/governor/Cargo.toml
 
@@ -32,7 +33,7 @@ for ((r = 1; r <= rounds; r++)); do
   "$build/bench/memory_store_bench" --rounds=1 >>"$dir/results.jsonl" 2>>"$dir/cpp.log" ||
     { cat "$dir/cpp.log" >&2; exit 1; }
   bench/peers/governor/target/release/governor-peer --rounds 1 >>"$dir/results.jsonl"
-  "$build_off/bench/memory_store_bench" --rounds=1 --benchmark_filter='^(hot_key|distinct_keys_no_eviction)$' \
+  "$build_off/bench/memory_store_bench" --rounds=1 --benchmark_filter='^(hot_key|distinct_keys_no_eviction)/' \
     >>"$dir/results.jsonl" 2>>"$dir/cpp.log" || { cat "$dir/cpp.log" >&2; exit 1; }
 done
 python3 bench/in_process_table.py <"$dir/results.jsonl"

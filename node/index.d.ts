@@ -98,12 +98,32 @@ export interface LimiterOptions {
   prefix?: string;
   /** Default "raise". */
   onStoreError?: OnStoreError;
+  /**
+   * What its figures are counted under (stats(), limiterStats(), the metrics' `limiter` label): 1 to 200 bytes.
+   * Default: the policy string. Limiters of one name count together.
+   */
+  name?: string;
+}
+
+/** A limiter's decisions (hits and reservations; peeks, refunds and cancels are not decisions). */
+export interface LimiterStats {
+  readonly name: string;
+  readonly allowed: number;
+  readonly denied: number;
+  /** The cost the allowed decisions charged. */
+  readonly cost: number;
+  /** Decisions onStoreError "allow" or "deny" gave because the store failed. */
+  readonly fallbacks: number;
 }
 
 export declare class Limiter {
   constructor(options: LimiterOptions);
   readonly store: Store;
   readonly policies: readonly Rate[];
+  /** What its figures are counted under: the name option, else the policy string. */
+  readonly name: string;
+  /** This limiter's decisions so far. */
+  stats(): LimiterStats;
   /** Consumes the cost if every rate allows it. */
   hit(key: Key, options?: CallOptions): Promise<Decision>;
   /** What hit would decide, consuming nothing. */
@@ -162,13 +182,31 @@ export interface StoreOptions {
   testClock?: TestClock;
 }
 
+/** Store calls by outcome; `ok` includes every answer, denials too. */
+export interface StoreCalls {
+  readonly ok: number;
+  readonly timeout: number;
+  /** Refused, cut, or failed at once while the circuit is open. */
+  readonly unavailable: number;
+  /** An error reply. */
+  readonly error: number;
+}
+
 export interface StoreStats {
+  /** describe(): the URL, password masked. */
+  readonly name: string;
+  /** A store on a server (Redis, Redis Cluster, PostgreSQL; a hybrid mode's). */
+  readonly network: boolean;
+  /** ?mode=local_first or ?mode=async. */
+  readonly hybrid: boolean;
   /** States held now: one per key and rate (expired ones until they are dropped). */
   readonly keys: number;
   /** The bound on states held (memory://?max_keys=N); 0 when the store has none. */
   readonly maxKeys: number;
   /** Live states dropped to stay within maxKeys since the store opened: if it grows, size the bound up. */
   readonly evictions: number;
+  /** Expired states dropped to make room. */
+  readonly expiredDrops: number;
   /** Hybrid modes (?mode=local_first / async): denials answered in-process, with no round trip. */
   readonly localDenials: number;
   /** ?mode=async: hits admitted in-process from a lease already charged to the store. */
@@ -181,6 +219,18 @@ export interface StoreStats {
   readonly syncLagMs: number;
   /** Hybrid modes: local knowledge dropped because a reset was logged. */
   readonly invalidations: number;
+  /** Network stores (a hybrid mode: its shared store's): calls by outcome. Zeros for the memory store. */
+  readonly calls: StoreCalls;
+  /** Servers whose circuit breaker is open now. */
+  readonly circuitsOpen: number;
+  /** Times a circuit breaker opened. */
+  readonly circuitOpenings: number;
+  /** Connections open now. */
+  readonly connectionsOpen: number;
+  /** PostgreSQL: the connections it may open. */
+  readonly poolSize: number;
+  /** PostgreSQL: passes of the sweep of expired rows. */
+  readonly sweeps: number;
 }
 
 export declare class Store {
@@ -196,7 +246,7 @@ export declare class Store {
   readonly shared: boolean;
   /** The URL with any password masked. */
   describe(): string;
-  /** What the store holds (the memory store, the hybrid modes' local knowledge) and the hybrid modes' counters. */
+  /** What the store can tell about itself at once, with no round trip; counters since the store opened. */
   stats(): StoreStats;
 }
 
@@ -227,6 +277,65 @@ export declare const codes: {
   readonly INTERNAL: 'ERR_RATEWARDEN_INTERNAL';
   readonly RATE_LIMIT_TIMEOUT: 'ERR_RATEWARDEN_RATE_LIMIT_TIMEOUT';
 };
+
+export type Labels = Readonly<Record<string, string>>;
+
+/** One metric family of the core: names, types, help texts and labels are the core's, the same in every binding. */
+export interface MetricFamily {
+  readonly name: string;
+  readonly type: 'counter' | 'gauge' | 'histogram';
+  readonly help: string;
+  /** Counters and gauges. */
+  readonly samples: readonly { readonly labels: Labels; readonly value: number }[];
+  /** Histograms: buckets are [upper bound (Infinity last), cumulative count]. */
+  readonly histograms: readonly {
+    readonly labels: Labels;
+    readonly buckets: readonly (readonly [number, number])[];
+    readonly sum: number;
+    readonly count: number;
+  }[];
+}
+
+/** Every limiter name's figures in this process (gone limiters included), in the order first seen. */
+export declare function limiterStats(): LimiterStats[];
+/** Every store name's figures in this process (closed stores' counters included), in the order first seen. */
+export declare function storeStats(): StoreStats[];
+/** The process's figures as metric families. */
+export declare function metricFamilies(): MetricFamily[];
+/** The same families in the Prometheus text format (0.0.4). */
+export declare function prometheusText(): string;
+
+export type EventKind =
+  | 'store_failed'
+  | 'store_recovered'
+  | 'circuit_opened'
+  | 'circuit_closed'
+  | 'fork_detected'
+  | 'live_evictions'
+  | 'lease_expired';
+
+/** What an operator must not miss: at most one per kind and store in a second (the others counted in suppressed). */
+export interface RatewardenEvent {
+  readonly kind: EventKind;
+  /** The store's name (its URL, password masked); "" for fork_detected. */
+  readonly store: string;
+  /** What happened, for a log line. */
+  readonly message: string;
+  /** Events of this kind and store left out since the last one. */
+  readonly suppressed: number;
+  /** Whether a log shows it as a warning (failures, openings, evictions). */
+  readonly warning: boolean;
+}
+
+/** The core's events, emitted as 'event' (and published on the diagnostics_channel channel "ratewarden:event"). */
+export interface RatewardenEvents extends NodeJS.EventEmitter {
+  on(name: 'event', listener: (event: RatewardenEvent) => void): this;
+  once(name: 'event', listener: (event: RatewardenEvent) => void): this;
+  off(name: 'event', listener: (event: RatewardenEvent) => void): this;
+  addListener(name: 'event', listener: (event: RatewardenEvent) => void): this;
+  removeListener(name: 'event', listener: (event: RatewardenEvent) => void): this;
+}
+export declare const events: RatewardenEvents;
 
 /** The version of the native core, "major.minor.patch". */
 export declare const version: string;

@@ -11,6 +11,7 @@ packages=(
   binutils python3 python3-pytest
   python3-venv python3-dev wrk
   prometheus  # its promtool checks the metrics' exposition in the tests
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libyaml-cpp-dev  # ratewarden-server
 )
 
 missing=()

@@ -178,7 +178,11 @@ void Limiter::count(Mode mode, const Decision& d, int64_t cost, bool fallback) c
   if (counted(mode)) counts_->add(d.allowed, cost, fallback);
 }
 
-LimiterStats Limiter::stats() const { return counts_->totals(); }
+LimiterStats Limiter::stats() const {
+  LimiterStats s = counts_->totals();
+  s.name = counts_->name();
+  return s;
+}
 
 const std::string& Limiter::name() const { return counts_->name(); }
 

@@ -8,7 +8,10 @@
 // { counted, reports, shadowed }, which the adapter keeps on the request. Its fields are computed from every report so far,
 // so each limiter sets them again with its own added.
 
+const native = require('./native');
 const { Limiter } = require('./limiter');
+const { limiterOptions } = require('./options');
+const { storeFor } = require('./store');
 const { DEFAULT_IPV6_SUBNET } = require('./client_ip');
 const { STYLES, Fields, rateLimitFields } = require('./headers');
 const { invalidArgument } = require('./errors');
@@ -16,6 +19,8 @@ const { KeyError, keyMaker, describeSpec, needsBody, isPromise } = require('./ht
 const { scopeFor, scopedStore } = require('./http_scope');
 const { routeName } = require('./route_name');
 const { ThrottledLog } = require('./http_log');
+const { limiterName, ratesText } = require('./http_limiter_name');
+const { watchStore } = require('./http_store_log');
 const { KeyList } = require('./lists');
 
 const KNOWN = ['limit', 'window', 'policy', 'algorithm', 'burst', 'buckets', 'prefix', 'store', 'scope', 'key',
@@ -54,6 +59,10 @@ const SKIPPED = {
   ERR_RATEWARDEN_STORE_TIMEOUT: 'store-timeout',
   ERR_RATEWARDEN_STORE: 'store-error',
 };
+
+// The store failures the core's events tell of (the store's health changed): logged once per change by
+// http_store_log.js, not per request here.
+const TOLD_BY_EVENTS = { ERR_RATEWARDEN_STORE_UNAVAILABLE: true, ERR_RATEWARDEN_STORE_TIMEOUT: true };
 
 function positiveInteger(name, value) {
   if (!(Number.isSafeInteger(value) && value >= 1)) {
@@ -161,7 +170,8 @@ function checkOptions(options) {
 }
 
 // Route names kept per limiter, past which a new one is made per request (a router mounted on a path with
-// parameters names its routes by the values it met: docs/node.md).
+// parameters names its routes by the values it met: docs/node.md); and named Limiters, past which the limiter's
+// own counts the rest.
 const ROUTE_NAMES = 1000;
 
 class HttpLimiter {
@@ -170,29 +180,37 @@ class HttpLimiter {
   // template of the one route this limiter is made for (Fastify), in place of route(a).
   constructor(options, access, route) {
     const o = checkOptions(options);
-    this.limiter = new Limiter({
-      policy: policyOf(o), store: scopedStore(o.store, o.scope), algorithm: o.algorithm, burst: o.burst, buckets: o.buckets,
-      prefix: o.prefix, onStoreError: 'raise',  // the store-error policy is applied here, knowing it failed
-    });
-    this.sync = this.limiter.store.inMemory;
-    this.quotas = this.limiter.policies.map((r) => ({ name: policyName(r), limit: r.limit, periodMs: r.periodMs }));
+    const policy = policyOf(o);
+    // Checked now, as the Limiter would check them; its Limiters are made on their first request (#limiterOf).
+    const checked = limiterOptions({ policy, store: scopedStore(o.store, o.scope) ?? 'memory://', algorithm: o.algorithm,
+      burst: o.burst, buckets: o.buckets, prefix: o.prefix, onStoreError: 'raise' });  // the store-error policy is applied here
+    this.store = storeFor(checked.store);
+    const rates = native.policiesOf(policy, checked.native);
+    this.limiterOptions = { ...checked.native, policy, store: this.store };
+    this.limiters = new Map();  // name -> Limiter
+    this.sync = this.store.inMemory;
+    this.quotas = rates.map((r) => ({ name: policyName(r), limit: r.limit, periodMs: r.periodMs }));
     this.style = o.headers;
     this.legacy = o.legacyHeaders;
     this.ownFields = new Fields([this.quotas], o.headers, o.legacyHeaders);  // when this is the only limiter
     this.makeKey = keyMaker(o.key, access, o.ipv6Subnet);
     this.needsBody = needsBody(o.key);
-    const rates = this.limiter.policies.map((r) => `${r.algorithm}:${r.limit}:${r.periodMs}:${r.capacity}`).join(';');
-    const signature = `${rates}|${o.buckets ?? ''}|${o.ipv6Subnet}|${describeSpec(o.key)}`;
-    const { scope, token } = scopeFor(o.scope, signature, this.limiter.store);
+    const counted = rates.map((r) => `${r.algorithm}:${r.limit}:${r.periodMs}:${r.capacity}`).join(';');
+    const signature = `${counted}|${o.buckets ?? ''}|${o.ipv6Subnet}|${describeSpec(o.key)}`;
+    const { scope, token } = scopeFor(o.scope, signature, this.store);
     this.scope = scope;
     this.token = token;
-    this.scopeText = `${scope}:`;
-    this.scopeBytes = Buffer.from(this.scopeText);
+    // Its figures count under what its keys count under and its rates (http_limiter_name.js).
+    this.rates = ratesText(rates);
+    // The scope of a request outside a route: the limiter's own.
+    const text = `${scope}:`;
+    this.own = { scopeText: text, scopeBytes: Buffer.from(text), name: limiterName(scope, this.rates),
+      limiter: undefined };
     // Without a scope, a limiter in a route counts under the route's name (route_name.js), as every adapter of
     // every language does: ranked among the request's route limiters ("/login", "/login#2"), as Python ranks a
     // route's limits.
     this.routeOf = o.scope !== undefined ? undefined : route !== undefined ? () => route : access.route;
-    this.routeScopes = new Map();  // `${rank} ${template}` -> { text, bytes }
+    this.routeScopes = new Map();  // `${rank} ${template}` -> { scopeText, scopeBytes, name, limiter }
     this.skip = o.skip;
     this.handler = o.handler;
     this.onKeyError = o.onKeyError;
@@ -205,7 +223,7 @@ class HttpLimiter {
     this.allowList = o.allowList;
     this.denyList = o.denyList;
     this.blocked = o.blockDuration === undefined ? undefined
-      : new KeyList({ name: 'blocked', store: this.limiter.store, durationMs: o.blockDuration });
+      : new KeyList({ name: 'blocked', store: this.store, durationMs: o.blockDuration });
     this.lookups = this.allowList !== undefined || this.denyList !== undefined || this.blocked !== undefined;
     this.statusCode = o.statusCode;
     this.bodies = denialBodies(o, this.quotas, o.statusCode);
@@ -213,6 +231,33 @@ class HttpLimiter {
     // What this limiter did, for metrics and tests.
     this.metrics = { allowed: 0, denied: 0, shadowDenied: 0, skipped: 0, keyErrors: 0, storeErrors: 0, refunded: 0,
       allowListed: 0, denyListed: 0, blocked: 0 };
+    this.framework = access.framework;
+    this.logger = o.logger;
+    this.storeErrorsLogged = 0;  // metrics.storeErrors when the store last recovered (http_store_log.js)
+    // The store's failures and recoveries are logged from the core's events (http_store_log.js), once per change.
+    watchStore(this);
+  }
+
+  // The Limiter whose figures count a scope's decisions (named scope.name), made on the scope's first request: a
+  // Limiter's name is in the process's figures from its creation on, so none is made for a scope never used.
+  // Limiters of one HttpLimiter share its store, policy and prefix: they count the same counters.
+  #limiterOf(scope) {
+    let limiter = this.limiters.get(scope.name);
+    if (limiter === undefined) {
+      if (this.limiters.size >= ROUTE_NAMES && scope !== this.own) return this.#limiterOf(this.own);
+      limiter = new Limiter({ ...this.limiterOptions, name: scope.name });
+      this.limiters.set(scope.name, limiter);
+    }
+    scope.limiter = limiter;
+    return limiter;
+  }
+
+  // What requests get while the store fails, in the log's words; undefined with onStoreError 'raise' (the error
+  // goes to the framework's error handling, which has its own log).
+  get failureOutcome() {
+    if (this.onStoreError === 'raise') return undefined;
+    if (this.onStoreError === 'allow') return 'let through unlimited (fail open)';
+    return this.shadow ? 'let through (fail closed, but shadow mode refuses nothing)' : 'refused (fail closed)';
   }
 
   // The plan for one request: (a, b) are the framework's request arguments (given to key, skip), `state` the
@@ -254,30 +299,33 @@ class HttpLimiter {
     return this.#decide(k, state, scope);
   }
 
-  // The key's scope ({ scopeText, scopeBytes }): the limiter's own, or the route's name when it is in a route and
-  // names no scope.
+  // The key's scope ({ scopeText, scopeBytes, name, limiter }): the limiter's own, or the route's name when it is
+  // in a route and names no scope (its figures then count under the route's name too).
   #scoped(a, state) {
     const template = this.routeOf === undefined ? undefined : this.routeOf(a);
-    if (typeof template !== 'string') return this;
+    if (typeof template !== 'string') return this.own;
     const rank = ++state.routed;
     const id = `${rank} ${template}`;
     let scope = this.routeScopes.get(id);
     if (scope === undefined) {
       const name = routeName(template);
-      const text = `${rank === 1 ? name : `${name}#${rank}`}:`;
-      scope = { scopeText: text, scopeBytes: Buffer.from(text) };
+      const ranked = rank === 1 ? name : `${name}#${rank}`;
+      const text = `${ranked}:`;
+      scope = { scopeText: text, scopeBytes: Buffer.from(text), name: limiterName(ranked, this.rates),
+        limiter: undefined };
       if (this.routeScopes.size < ROUTE_NAMES) this.routeScopes.set(id, scope);
     }
     return scope;
   }
 
-  #decide(k, state, { scopeText, scopeBytes }) {
-    const key = typeof k === 'string' ? scopeText + k : Buffer.concat([scopeBytes, k]);
-    return this.lookups ? this.#lookUp(k, key, state) : this.#hit(key, state);
+  #decide(k, state, scope) {
+    const key = typeof k === 'string' ? scope.scopeText + k : Buffer.concat([scope.scopeBytes, k]);
+    const limiter = scope.limiter ?? this.#limiterOf(scope);
+    return this.lookups ? this.#lookUp(k, key, state, limiter) : this.#hit(key, state, limiter);
   }
 
   // The lists first (one peek each on the store), then the limit; a refusal by the limit starts a block.
-  async #lookUp(k, key, state) {
+  async #lookUp(k, key, state, limiter) {
     try {
       if (this.allowList !== undefined && await this.allowList.has(k)) {
         this.metrics.allowListed++;
@@ -287,12 +335,12 @@ class HttpLimiter {
       const blockedMs = this.blocked === undefined ? 0 : await this.blocked.expiresInMs(key);
       if (blockedMs > 0) {
         this.metrics.blocked++;
-        return this.#respond(this.#blockDecision(blockedMs), state, key);
+        return this.#respond(this.#blockDecision(blockedMs), state, key, limiter);
       }
     } catch (error) {
       return this.#failed(error);
     }
-    const plan = await this.#hit(key, state);
+    const plan = await this.#hit(key, state, limiter);
     if (plan.kind === DENY && this.blocked !== undefined && plan.decision !== undefined) {
       await this.blocked.add(key).catch((error) => {
         this.log.warn('block', `a block could not be stored (${error.code}: ${error.message})`);
@@ -318,20 +366,20 @@ class HttpLimiter {
       resetAfterUs: ms * 1000, retryAfterUs: ms * 1000 };
   }
 
-  #hit(key, state) {
+  #hit(key, state, limiter) {
     if (this.sync) {
       let d;
       try {
-        d = this.limiter.hitSync(key);
+        d = limiter.hitSync(key);
       } catch (error) {
         return this.#failed(error);
       }
-      return this.#respond(d, state, key);
+      return this.#respond(d, state, key, limiter);
     }
-    return this.limiter.hit(key).then((d) => this.#respond(d, state, key), (error) => this.#failed(error));
+    return limiter.hit(key).then((d) => this.#respond(d, state, key, limiter), (error) => this.#failed(error));
   }
 
-  #respond(d, state, key) {
+  #respond(d, state, key, limiter) {
     const { reports } = state;
     reports.push({ quotas: this.quotas, decision: d });
     const now = this.legacy ? Date.now() : 0;
@@ -341,7 +389,7 @@ class HttpLimiter {
       // A shadow denial earlier on the request is shown in the fields, but refused nothing.
       if (state.shadowed) fields = fields.filter(notRetryAfter);
       // With countWhen, the adapter calls settle() once the response is sent: `key` is what to give back.
-      return { kind: NEXT, fields, decision: d, key: this.countWhen === undefined ? undefined : key };
+      return { kind: NEXT, fields, decision: d, key: this.countWhen === undefined ? undefined : key, limiter };
     }
     if (this.shadow) {
       // Shadow mode: the fields as they would be, but no refusal, so no Retry-After either.
@@ -371,18 +419,21 @@ class HttpLimiter {
       return;
     }
     if (!isPromise(counts)) {
-      this.#giveBackUnless(counts, plan.key);
+      this.#giveBackUnless(counts, plan);
       return;
     }
-    counts.then((c) => this.#giveBackUnless(c, plan.key), (error) => {
+    counts.then((c) => this.#giveBackUnless(c, plan), (error) => {
       this.log.warn('countWhen', `countWhen failed (the request stays counted): ${error && error.message}`);
     });
   }
 
-  #giveBackUnless(counts, key) {
+  #giveBackUnless(counts, { key, limiter }) {
     if (counts) return;
     this.metrics.refunded++;
-    this.limiter.refund(key).catch((error) => {
+    limiter.refund(key).catch((error) => {
+      // A store that cannot be reached or timed out is logged from the core's events (http_store_log.js): not a
+      // second time for each count it could not give back.
+      if (error.code in TOLD_BY_EVENTS) return;
       this.log.warn('refund', `a count could not be given back (${error.code}: ${error.message})`);
     });
   }
@@ -401,10 +452,14 @@ class HttpLimiter {
     if (!(error.code in SKIPPED)) return failure(error);
     this.metrics.storeErrors++;
     if (this.onStoreError === 'raise') return failure(error);
+    // A store that cannot be reached (or timed out) is logged once when it fails and once when it answers again,
+    // from the core's events (http_store_log.js); an error reply is no change of the store's health: logged here,
+    // rate-limited.
+    if (!(error.code in TOLD_BY_EVENTS)) {
+      this.log.warn('store', `the store failed (${error.code}: ${error.message}); requests are ${this.failureOutcome} ` +
+        'while it does');
+    }
     const open = this.onStoreError === 'allow';
-    const outcome = open ? 'let through unlimited (fail open)'
-      : this.shadow ? 'let through (fail closed, but shadow mode refuses nothing)' : 'refused (fail closed)';
-    this.log.warn('store', `the store failed (${error.code}: ${error.message}); requests are ${outcome} while it does`);
     if (open) {
       // No quota fields: none was computed. The field tells downstream that limiting was skipped, and why.
       return { kind: NEXT, fields: this.skippedHeader ? [[this.skippedHeader, SKIPPED[error.code]]] : NONE, decision: undefined };

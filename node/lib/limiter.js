@@ -45,6 +45,20 @@ class Limiter {
     return this.#store;
   }
 
+  // What its figures are counted under (stats(), limiterStats(), the exporters' `limiter` label): the name option,
+  // else the policy string. Limiters of one name count together.
+  get name() {
+    return this.#native.name;
+  }
+
+  // This limiter's decisions so far (hits and reservations; peeks, refunds and cancels are not decisions):
+  // { name, allowed, denied, cost, fallbacks } — cost: what the allowed ones charged; fallbacks: the decisions
+  // onStoreError 'allow' or 'deny' gave because the store failed. A name's figures for the whole process, gone
+  // limiters included: limiterStats().
+  stats() {
+    return this.#native.stats();
+  }
+
   // The rates of the policy: [{ algorithm, limit, periodMs, capacity }].
   get policies() {
     if (this.#policies === undefined) this.#policies = Object.freeze(this.#native.policies().map(Object.freeze));

@@ -6,7 +6,7 @@ const native = require('./native');
 
 const ALGORITHMS = native.algorithms(); // the core's table of algorithms
 const ON_STORE_ERROR = ['raise', 'allow', 'deny'];
-const KNOWN = ['policy', 'store', 'algorithm', 'burst', 'buckets', 'prefix', 'onStoreError'];
+const KNOWN = ['policy', 'store', 'algorithm', 'burst', 'buckets', 'prefix', 'onStoreError', 'name'];
 
 function show(value) {
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
@@ -29,7 +29,7 @@ function limiterOptions(options) {
   }
   const unknown = Object.keys(options).find((k) => !KNOWN.includes(k));
   if (unknown !== undefined) throw invalidArgument(`unknown Limiter option "${unknown}" (known: ${KNOWN.join(', ')})`);
-  const { policy, store = 'memory://', algorithm, burst, buckets, prefix, onStoreError } = options;
+  const { policy, store = 'memory://', algorithm, burst, buckets, prefix, onStoreError, name } = options;
   if (typeof policy !== 'string' || policy.trim() === '') {
     throw invalidArgument(`policy must be a string such as "100/minute" or "10/second; 1000/hour", got ${show(policy)}`);
   }
@@ -38,7 +38,9 @@ function limiterOptions(options) {
   integer('buckets', buckets);
   if (prefix !== undefined && typeof prefix !== 'string') throw invalidArgument(`prefix must be a string, got ${show(prefix)}`);
   oneOf('onStoreError', onStoreError, ON_STORE_ERROR);
-  return { policy, store, native: { algorithm, burst, buckets, prefix, onStoreError } };
+  // Its length (1 to 200 bytes) is the core's to check.
+  if (name !== undefined && typeof name !== 'string') throw invalidArgument(`name must be a string, got ${show(name)}`);
+  return { policy, store, native: { algorithm, burst, buckets, prefix, onStoreError, name } };
 }
 
 // The cost of one call: { cost } (default 1). Only the options object is checked here: the addon checks that the

@@ -38,9 +38,11 @@ class Store {
     return this.#native.shared;
   }
 
-  // { keys, maxKeys, evictions }: the states held now (one per key and rate), the bound on them (0: none), and the
-  // live states dropped to stay within it since the store opened (size the bound up if that grows). Network stores
-  // report zeros.
+  // What the store can tell about itself at once, with no round trip (docs/node.md, "Figures"): { name, network,
+  // hybrid, keys, maxKeys, evictions, expiredDrops, the hybrid modes' localDenials, localAllows, storeCalls,
+  // syncBatches, syncLagMs, invalidations, a network store's calls: { ok, timeout, unavailable, error },
+  // circuitsOpen, circuitOpenings, connectionsOpen, and PostgreSQL's poolSize and sweeps }. Counters count since
+  // the store opened.
   stats() {
     return this.#native.stats();
   }

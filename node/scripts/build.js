@@ -71,8 +71,8 @@ if (!nodedir) {
 
 step(2);
 const args = [cmakeJs, 'compile', '--directory', root, '--out', out,
-  '--CDRATEWARDEN_BUILD_NODE=ON', '--CDRATEWARDEN_BUILD_CAPI=OFF', '--CDRATEWARDEN_BUILD_TESTS=OFF',
-  '--CDRATEWARDEN_BUILD_EXAMPLES=OFF', `--CDRATEWARDEN_STATIC_DEPS=${staticDeps ? 'ON' : 'OFF'}`];
+  '--CDRATEWARDEN_BUILD_NODE=ON', '--CDRATEWARDEN_BUILD_CAPI=OFF', '--CDRATEWARDEN_BUILD_SERVER=OFF',
+  '--CDRATEWARDEN_BUILD_TESTS=OFF', '--CDRATEWARDEN_BUILD_EXAMPLES=OFF', `--CDRATEWARDEN_STATIC_DEPS=${staticDeps ? 'ON' : 'OFF'}`];
 const env = { ...process.env, npm_config_nodedir: nodedir,
   CMAKE_BUILD_PARALLEL_LEVEL: process.env.CMAKE_BUILD_PARALLEL_LEVEL || String(os.availableParallelism()) };
 const result = spawnSync(process.execPath, args, { stdio: 'inherit', env });

@@ -1,5 +1,6 @@
 // The native module: registers Store, TestClock, Limiter, setCompletionHandler, drainCompletions, holdWakeups,
-// releaseWakeups, algorithms, and the two calls that measure the floor (emptyCall, readKeyCall).
+// releaseWakeups, algorithms, policiesOf, setEventHandler, the process's figures (limiterStats, storeStats, metricFamilies,
+// prometheusText, metricCatalog: stats.hpp), and the two calls that measure the floor (emptyCall, readKeyCall).
 // The JS API around them is node/lib/.
 #include <napi.h>
 
@@ -12,6 +13,7 @@
 #include "limiter_wrap.hpp"
 #include "ratewarden/policy.hpp"
 #include "ratewarden/version.hpp"
+#include "stats.hpp"
 #include "store_wrap.hpp"
 
 namespace rwnode {
@@ -35,6 +37,16 @@ void set_completion_handler(const Napi::CallbackInfo& info) {
 
 // drainCompletions(): what `later` calls from a setImmediate.
 void drain_completions(const Napi::CallbackInfo& info) { addon_data(info.Env()).completions.drain_now(info.Env()); }
+
+// setEventHandler(handler): this environment gets the core's events, handler(kind, store, message, suppressed,
+// warning) called on its loop (events.hpp; node/lib/events.js). Called again, it replaces the handler.
+void set_event_handler(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsFunction()) throw_invalid(env, "setEventHandler(handler) takes a function");
+  AddonData& data = addon_data(env);
+  if (!data.events) data.events = std::make_unique<EventSink>(env);
+  data.events->set_handler(env, info[0]);
+}
 
 // holdWakeups(), releaseWakeups(): around the calls that a batch of answers leads to (node/lib/calls.js; limiter.hpp).
 void hold_wakeups(const Napi::CallbackInfo&) { ratewarden::hold_io_wakeups(); }
@@ -87,6 +99,9 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("readKeyCall", Napi::Value(env, read_key));
   exports.Set("version", ratewarden::version());
   exports.Set("algorithms", Napi::Function::New(env, algorithms, "algorithms"));
+  exports.Set("policiesOf", Napi::Function::New(env, policies_of, "policiesOf"));
+  exports.Set("setEventHandler", Napi::Function::New<set_event_handler>(env, "setEventHandler"));
+  define_stats_functions(env, exports);
   return exports;
 }
 

@@ -3,8 +3,11 @@
 
 #include <napi.h>
 
+#include <memory>
+
 #include "completions.hpp"
 #include "convert.hpp"
+#include "events.hpp"
 
 namespace rwnode {
 
@@ -14,6 +17,7 @@ struct AddonData {
   KeyBuffer keys;
   Napi::FunctionReference store_class;
   Napi::FunctionReference clock_class;
+  std::unique_ptr<EventSink> events;  // made by setEventHandler
 };
 
 inline AddonData& addon_data(Napi::Env env) { return *env.GetInstanceData<AddonData>(); }

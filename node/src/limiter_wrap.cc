@@ -1,5 +1,6 @@
 #include "limiter_wrap.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "addon.hpp"
 #include "convert.hpp"
 #include "errors.hpp"
+#include "stats.hpp"
 #include "store_wrap.hpp"
 
 namespace rwnode {
@@ -38,6 +40,7 @@ ratewarden::LimiterOptions limiter_options(const Napi::Value& value) {
   o.buckets = int_option(options, "buckets");
   o.prefix = string_option(options, "prefix");
   if (auto e = string_option(options, "onStoreError")) o.on_store_error = ratewarden::parse_on_store_error(*e);
+  o.name = string_option(options, "name");  // the core checks it (1 to 200 bytes)
   return o;
 }
 
@@ -88,7 +91,46 @@ struct KeyList {
   }
 };
 
+// [{algorithm, limit, periodMs, capacity}] for each rate of a policy; with `text`, also the rate as the core writes
+// it ("5/60s", "2/500ms").
+Napi::Array policies_array(Napi::Env env, const std::vector<ratewarden::Policy>& policies, bool text = false) {
+  Napi::Array out = Napi::Array::New(env, policies.size());
+  for (size_t i = 0; i < policies.size(); ++i) {
+    const ratewarden::Policy& p = policies[i];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("algorithm", std::string(ratewarden::algorithm_name(p.algorithm)));
+    o.Set("limit", static_cast<double>(p.limit));
+    o.Set("periodMs", static_cast<double>(p.period_us / 1000));
+    o.Set("capacity", static_cast<double>(p.capacity()));
+    if (text) o.Set("text", ratewarden::describe(p));
+    out.Set(i, o);
+  }
+  return out;
+}
+
 }  // namespace
+
+Napi::Value policies_of(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) throw_invalid(env, "policy must be a string such as \"100/minute\"");
+  const std::string policy = info[0].As<Napi::String>().Utf8Value();
+  return policies_array(env, guarded(env, [&] {
+    const ratewarden::LimiterOptions o = limiter_options(info[1]);
+    if (o.prefix) ratewarden::validate_key_prefix(*o.prefix);
+    std::vector<ratewarden::Policy> policies = ratewarden::make_policies(
+        ratewarden::parse_rates(policy), ratewarden::PolicyOptions{o.algorithm, o.burst, o.buckets});
+    // The core's Limiter refuses one rate twice (its state would be charged twice); so does this, as it does.
+    std::vector<std::string> seen;
+    for (const ratewarden::Policy& p : policies) {
+      std::string name = ratewarden::storage_name(p);
+      if (std::find(seen.begin(), seen.end(), name) != seen.end())
+        throw ratewarden::InvalidArgument("the rate " + ratewarden::describe(p) + " appears twice in \"" +
+                                          policy.substr(0, 200) + "\"");
+      seen.push_back(std::move(name));
+    }
+    return policies;
+  }), true);
+}
 
 Napi::Function LimiterWrap::define(Napi::Env env) {
   return DefineClass(env, "Limiter",
@@ -102,7 +144,9 @@ Napi::Function LimiterWrap::define(Napi::Env env) {
                       InstanceMethod<&LimiterWrap::reserve>("reserve"),
                       InstanceMethod<&LimiterWrap::cancel_sync>("cancelSync"),
                       InstanceMethod<&LimiterWrap::cancel>("cancel"),
-                      InstanceMethod<&LimiterWrap::policies>("policies")});
+                      InstanceMethod<&LimiterWrap::policies>("policies"),
+                      InstanceMethod<&LimiterWrap::stats>("stats"),
+                      InstanceAccessor<&LimiterWrap::get_name>("name")});
 }
 
 LimiterWrap::LimiterWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LimiterWrap>(info) {
@@ -266,19 +310,15 @@ void LimiterWrap::cancel(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value LimiterWrap::policies(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const auto& policies = limiter_->policies();
-  Napi::Array out = Napi::Array::New(env, policies.size());
-  for (size_t i = 0; i < policies.size(); ++i) {
-    const ratewarden::Policy& p = policies[i];
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("algorithm", std::string(ratewarden::algorithm_name(p.algorithm)));
-    o.Set("limit", static_cast<double>(p.limit));
-    o.Set("periodMs", static_cast<double>(p.period_us / 1000));
-    o.Set("capacity", static_cast<double>(p.capacity()));
-    out.Set(i, o);
-  }
-  return out;
+  return policies_array(info.Env(), limiter_->policies());
+}
+
+Napi::Value LimiterWrap::stats(const Napi::CallbackInfo& info) {
+  return limiter_stats_object(info.Env(), limiter_->stats());
+}
+
+Napi::Value LimiterWrap::get_name(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), limiter_->name());
 }
 
 }  // namespace rwnode

@@ -14,10 +14,17 @@
 
 namespace rwnode {
 
+// policiesOf(policy, {algorithm, burst, buckets, prefix}): the rates a Limiter of these options would have, as
+// limiter.policies() gives them plus each one's `text` as the core writes it ("5/60s"), or what its constructor
+// would throw — with no Limiter made: a Limiter's name is
+// in the process's figures from its creation on (node/lib/http.js makes its limiters on their first request).
+Napi::Value policies_of(const Napi::CallbackInfo& info);
+
 class LimiterWrap : public Napi::ObjectWrap<LimiterWrap> {
  public:
   static Napi::Function define(Napi::Env env);
-  // new Limiter(store, policy, {algorithm, burst, buckets, prefix, onStoreError}, out: Float64Array(kDecisionFields))
+  // new Limiter(store, policy, {algorithm, burst, buckets, prefix, onStoreError, name},
+  //             out: Float64Array(kDecisionFields))
   explicit LimiterWrap(const Napi::CallbackInfo& info);
 
  private:
@@ -50,6 +57,10 @@ class LimiterWrap : public Napi::ObjectWrap<LimiterWrap> {
 
   // [{algorithm, limit, periodMs, capacity}] for each rate of the policy.
   Napi::Value policies(const Napi::CallbackInfo& info);
+  // {name, allowed, denied, cost, fallbacks}: the core's LimiterStats of this limiter.
+  Napi::Value stats(const Napi::CallbackInfo& info);
+  // What its figures are counted under: the name option, else the policy string (the core's rule).
+  Napi::Value get_name(const Napi::CallbackInfo& info);
 
   std::shared_ptr<ratewarden::Limiter> limiter_;
   Completions* completions_ = nullptr;  // the environment's; lives as long as it

@@ -6,6 +6,7 @@
 
 #include "addon.hpp"
 #include "errors.hpp"
+#include "stats.hpp"
 
 namespace rwnode {
 namespace {
@@ -70,18 +71,7 @@ Napi::Value StoreWrap::describe(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value StoreWrap::stats(const Napi::CallbackInfo& info) {
-  const ratewarden::StoreStats s = store_->stats();
-  Napi::Object out = Napi::Object::New(info.Env());
-  out.Set("keys", static_cast<double>(s.keys));
-  out.Set("maxKeys", static_cast<double>(s.max_keys));
-  out.Set("evictions", static_cast<double>(s.evictions));
-  out.Set("localDenials", static_cast<double>(s.local_denials));
-  out.Set("localAllows", static_cast<double>(s.local_allows));
-  out.Set("storeCalls", static_cast<double>(s.store_calls));
-  out.Set("syncBatches", static_cast<double>(s.sync_batches));
-  out.Set("syncLagMs", s.sync_lag_us < 0 ? -1.0 : static_cast<double>(s.sync_lag_us) / 1000.0);
-  out.Set("invalidations", static_cast<double>(s.invalidations));
-  return out;
+  return store_stats_object(info.Env(), guarded(info.Env(), [&] { return store_->stats(); }));
 }
 
 Napi::Value StoreWrap::get_in_memory(const Napi::CallbackInfo& info) {

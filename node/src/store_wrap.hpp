@@ -41,7 +41,7 @@ class StoreWrap : public Napi::ObjectWrap<StoreWrap> {
   // The core store's address, as text: the same for every StoreWrap around one core store while it lives
   // (http_scope.js keys named scopes by it).
   Napi::Value get_identity(const Napi::CallbackInfo& info);
-  // {keys, maxKeys, evictions}: the core's StoreStats.
+  // The core's StoreStats (stats.hpp: store_stats_object).
   Napi::Value stats(const Napi::CallbackInfo& info);
   Napi::Value get_in_memory(const Napi::CallbackInfo& info);
   Napi::Value get_shared(const Napi::CallbackInfo& info);

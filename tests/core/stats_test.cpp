@@ -1,10 +1,13 @@
 // The figures (ratewarden/stats.hpp) and events (ratewarden/events.hpp): counted as the calls were made, on the
 // memory store and on a real redis-server that dies; bounded; never going back when limiters and stores go.
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -136,7 +139,8 @@ TEST(LimiterStats, ANamesCountersKeepWhatGoneLimitersCountedAndSumTheLiveOnes) {
   Limiter b("5/minute", open_store("memory://"), options);
   a.hit("y");
   b.hit("z");
-  const LimiterStats* api = find_limiter(process_limiter_stats(), "api");
+  const std::vector<LimiterStats> all = process_limiter_stats();
+  const LimiterStats* api = find_limiter(all, "api");
   ASSERT_NE(api, nullptr);
   EXPECT_EQ(api->allowed, 2 + 1 + 1);
   EXPECT_EQ(api->denied, 1);
@@ -195,7 +199,8 @@ TEST(Events, OneASecondPerSourceTheLastOneDeliveredWithTheOthersCounted) {
 TEST(StoreStats, RedisCallsByOutcomeCircuitAndEventsWhenTheServerDiesAndComesBack) {
   Events events;
   RedisServer server;
-  const std::string url = server.url() + "?timeout=200ms&connect_timeout=200ms&pool=2&circuit_failures=2&circuit_backoff=50ms";
+  const std::string url =
+      server.url() + "?timeout=200ms&connect_timeout=200ms&pool=2&circuit_failures=2&circuit_backoff=50ms";
   std::shared_ptr<Store> store = open_store(url);
   LimiterOptions options;
   options.on_store_error = OnStoreError::allow;
@@ -237,7 +242,8 @@ TEST(StoreStats, RedisCallsByOutcomeCircuitAndEventsWhenTheServerDiesAndComesBac
   const int64_t ok_calls = store->stats().calls[0];
   limiter.reset();
   store.reset();
-  const StoreStats* kept = find_store(process_store_stats(), s.name);
+  const std::vector<StoreStats> all = process_store_stats();
+  const StoreStats* kept = find_store(all, s.name);
   ASSERT_NE(kept, nullptr);
   EXPECT_EQ(kept->calls[0], ok_calls);
   EXPECT_EQ(kept->connections_open, 0);
@@ -257,6 +263,29 @@ std::string promtool_check(const std::string& text) {
   const int status = p != nullptr ? pclose(p) : -1;
   unlink(path);
   return status == 0 ? out : "promtool failed (" + std::to_string(status) + "): " + out;
+}
+
+// Families are added to while a histogram family is being filled: 0, 1, 3 or 7 families before the first network
+// store's used to move it (a vector that grew) under the reference being filled.
+TEST(MetricFamilies, AnyNumberOfFamiliesBeforeANetworkStoresAreSafe) {
+  for (size_t limiters = 0; limiters < 9; ++limiters) {
+    std::vector<LimiterStats> l(limiters);
+    for (size_t i = 0; i < limiters; ++i) l[i].name = "l" + std::to_string(i);
+    StoreStats redis;
+    redis.name = "redis://127.0.0.1:1/0";
+    redis.network = true;
+    redis.calls[1] = 2;
+    redis.durations[1].buckets[3] = 2;
+    redis.durations[1].count = 2;
+    const std::string text = prometheus_text(metric_families(std::vector<LimiterStats>(l.begin(), l.end()), {redis}));
+    EXPECT_NE(text.find("ratewarden_store_errors_total{store=\"redis://127.0.0.1:1/0\",kind=\"timeout\"} 2\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("ratewarden_store_call_duration_seconds_count{store=\"redis://127.0.0.1:1/0\","
+                        "outcome=\"timeout\"} 2\n"),
+              std::string::npos)
+        << text;
+  }
 }
 
 TEST(MetricFamilies, EveryStoreKindsSeriesPassPromtoolAndCountWhatWasDone) {
@@ -284,6 +313,17 @@ TEST(MetricFamilies, EveryStoreKindsSeriesPassPromtoolAndCountWhatWasDone) {
   EXPECT_NE(text.find("ratewarden_hybrid_sync_lag_seconds{store=\"" + hybrid.store()->describe()), std::string::npos)
       << text;
   EXPECT_EQ(text.find("ratewarden_memory_keys{store=\"redis"), std::string::npos) << "no memory series for Redis";
+
+  // Every series the Grafana dashboard (examples/grafana/ratewarden.json) queries is in the scrape.
+  std::ifstream dashboard(std::string(RATEWARDEN_SOURCE_DIR) + "/examples/grafana/ratewarden.json");
+  const std::string json((std::istreambuf_iterator<char>(dashboard)), std::istreambuf_iterator<char>());
+  const std::regex metric("ratewarden_[a-z_]+");
+  int queried = 0;
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), metric); it != std::sregex_iterator(); ++it) {
+    ++queried;
+    EXPECT_NE(text.find("\n" + it->str()), std::string::npos) << it->str() << " is not in a scrape";
+  }
+  EXPECT_GE(queried, 8);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 'use strict';
 // The shared HTTP vectors through the Node helpers: tests/conformance/headers.json against node/lib/headers.js (the
 // fields Express sends), tests/conformance/client_keys.json against clientKey (Express's default key),
-// route_names.json against node/lib/route_name.js and refusals.json against the HTTP layer's fixed bodies.
+// route_names.json against node/lib/route_name.js, limiter_names.json against node/lib/http_limiter_name.js (with the
+// core's rates, as the HTTP layer takes them) and refusals.json against the HTTP layer's fixed bodies.
 // tests/python/test_http_vectors.py runs the same files against the Python modules.
 
 const { describe, test } = require('node:test');
@@ -67,6 +68,20 @@ describe('route_names.json', () => {
   const { routeName } = require('../../node/lib/route_name');
   for (const c of require(path.join(conformance, 'route_names.json')).cases) {
     test(`${c.framework}: ${JSON.stringify(c.template)}`, () => assert.equal(routeName(c.template), c.name));
+  }
+});
+
+describe('limiter_names.json', () => {
+  const native = require('../../node/lib/native');
+  const { routeName } = require('../../node/lib/route_name');
+  const { limiterName, ratesText } = require('../../node/lib/http_limiter_name');
+  for (const c of require(path.join(conformance, 'limiter_names.json')).cases) {
+    test(`${c.scope ?? `${c.framework}: ${JSON.stringify(c.template).slice(0, 60)}`} ${c.policy}`, () => {
+      const route = c.template === undefined ? undefined : routeName(c.template);
+      const scope = c.scope ?? (c.rank > 1 ? `${route}#${c.rank}` : route);
+      const rates = ratesText(native.policiesOf(c.policy, { algorithm: c.algorithm }));
+      assert.equal(limiterName(scope, rates), c.name);
+    });
   }
 });
 

@@ -186,9 +186,11 @@ describe('hybrid modes on Redis', () => {
 
     const store = await warm(`${redis.url}?mode=local_first&sync=10ms`);
     const s = store.stats();
-    const counters = ['keys', 'maxKeys', 'evictions', 'localDenials', 'localAllows', 'storeCalls', 'syncBatches',
-      'invalidations'];
-    assert.deepEqual(Object.keys(s).sort(), [...counters, 'syncLagMs'].sort());
+    const counters = ['keys', 'maxKeys', 'evictions', 'expiredDrops', 'localDenials', 'localAllows', 'storeCalls',
+      'syncBatches', 'invalidations', 'circuitsOpen', 'circuitOpenings', 'connectionsOpen', 'poolSize', 'sweeps'];
+    assert.deepEqual(Object.keys(s).sort(), [...counters, 'syncLagMs', 'name', 'network', 'hybrid', 'calls'].sort());
+    assert.deepEqual([s.network, s.hybrid, s.name], [true, true, store.describe()]);
+    assert.ok(s.calls.ok >= 1, JSON.stringify(s.calls));  // the shared store's calls
     for (const name of counters) assert.ok(Number.isInteger(s[name]) && s[name] >= 0, name);
     assert.ok(typeof s.syncLagMs === 'number' && s.syncLagMs >= 0 && s.syncLagMs < 1000);
     assert.ok(s.syncBatches >= 1 && s.storeCalls >= 1);

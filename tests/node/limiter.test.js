@@ -42,9 +42,13 @@ describe('memory store', () => {
   test('store.stats(): states held, the bound, and the live states evicted to keep it', () => {
     const store = new Store('memory://?max_keys=100');
     assert.deepEqual(store.stats(), {
-      keys: 0, maxKeys: 100, evictions: 0,
+      name: 'memory://?max_keys=100&shards=1', network: false, hybrid: false,
+      keys: 0, maxKeys: 100, evictions: 0, expiredDrops: 0,
       // the hybrid modes' counters (docs/hybrid.md): zeros for every other store
       localDenials: 0, localAllows: 0, storeCalls: 0, syncBatches: 0, syncLagMs: 0, invalidations: 0,
+      // a network store's: zeros for the memory store (its calls are not counted there: the limiters' are)
+      calls: { ok: 0, timeout: 0, unavailable: 0, error: 0 }, circuitsOpen: 0, circuitOpenings: 0,
+      connectionsOpen: 0, poolSize: 0, sweeps: 0,
     });
     const limiter = new Limiter({ policy: '1/hour', store });
     for (let i = 0; i < 1000; i++) limiter.allowSync(`k${i}`);
@@ -230,10 +234,15 @@ describe('Redis store', () => {
     assert.equal(await redis.command('EXISTS', 'rw:{alice}:v3:fixed_window:100:60000'), '0');
     assert.throws(() => limiter.hitSync('alice'), INVALID);
     assert.throws(() => limiter.allowSync('alice'), { ...INVALID, message: /allowSync works on the memory store only/ });
-    assert.deepEqual(limiter.store.stats(), {
-      keys: 0, maxKeys: 0, evictions: 0,
+    const { calls, connectionsOpen, ...stats } = limiter.store.stats();
+    assert.deepEqual(stats, {
+      name: limiter.store.describe(), network: true, hybrid: false, keys: 0, maxKeys: 0, evictions: 0, expiredDrops: 0,
       localDenials: 0, localAllows: 0, storeCalls: 0, syncBatches: 0, syncLagMs: 0, invalidations: 0,
+      circuitsOpen: 0, circuitOpenings: 0, poolSize: 0, sweeps: 0,
     });
+    // The calls of every limiter on this URL's store (one per URL in the process), each answered.
+    assert.ok(calls.ok >= 1 && calls.timeout + calls.unavailable + calls.error === 0, JSON.stringify(calls));
+    assert.ok(connectionsOpen >= 1, `${connectionsOpen}`);
   });
 
   test('limiters given the same URL string share one store', async () => {

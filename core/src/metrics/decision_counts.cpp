@@ -4,9 +4,9 @@
 
 namespace ratewarden {
 
-DecisionCounts::DecisionCounts(std::string name, size_t stripes)
-    : name_(limiter_name_slot(name)), stripe_count_(stripes), stripes_(stripes > 0 ? new Cell[stripes] : nullptr) {
-  register_counts(this);
+DecisionCounts::DecisionCounts(const std::string& name, size_t stripes)
+    : stripe_count_(stripes), stripes_(stripes > 0 ? new Cell[stripes] : nullptr) {
+  name_ = register_counts(name, this);  // the registry reads totals() meanwhile, never the name
 }
 
 DecisionCounts::~DecisionCounts() { retire_counts(this); }
@@ -23,7 +23,6 @@ void DecisionCounts::add(bool allowed, int64_t cost, bool fallback) {
 
 LimiterStats DecisionCounts::totals() const {
   LimiterStats s;
-  s.name = name_;
   auto add_cell = [&s](const Cell& c) {
     s.allowed += c.allowed.load(std::memory_order_relaxed);
     s.denied += c.denied.load(std::memory_order_relaxed);

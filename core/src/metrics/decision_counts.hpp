@@ -20,7 +20,7 @@ class DecisionCounts {
   // `stripes`: the cells of callers that count under their own locks (Store::decision_stripes()). Registered in
   // the process's figures under `name` (or "other" past kMaxNames names) until destroyed; its counts then stay
   // in the name's.
-  DecisionCounts(std::string name, size_t stripes);
+  DecisionCounts(const std::string& name, size_t stripes);
   ~DecisionCounts();
   DecisionCounts(const DecisionCounts&) = delete;
   DecisionCounts& operator=(const DecisionCounts&) = delete;
@@ -38,7 +38,7 @@ class DecisionCounts {
   // From any thread. `fallback`: on_store_error gave the decision.
   void add(bool allowed, int64_t cost, bool fallback);
 
-  LimiterStats totals() const;
+  LimiterStats totals() const;  // without the name
   const std::string& name() const { return name_; }
 
  private:

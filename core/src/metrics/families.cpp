@@ -1,5 +1,7 @@
 #include <cmath>
 #include <cstdio>
+#include <deque>
+#include <iterator>
 
 #include "ratewarden/metric_families.hpp"
 
@@ -19,10 +21,12 @@ class Builder {
   void add(const char* name, Type type, const char* help, Labels labels, double value) {
     family(name, type, help).samples.push_back(Sample{std::move(labels), value});
   }
-  std::vector<MetricFamily> take() { return std::move(out_); }
+  std::vector<MetricFamily> take() {
+    return {std::make_move_iterator(out_.begin()), std::make_move_iterator(out_.end())};
+  }
 
  private:
-  std::vector<MetricFamily> out_;
+  std::deque<MetricFamily> out_;  // a deque: family() returns a reference that later additions must not move
 };
 
 constexpr const char* kErrorKinds[] = {nullptr, "timeout", "unavailable", "error"};  // by CallOutcome

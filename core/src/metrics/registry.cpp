@@ -75,16 +75,12 @@ StoreStats counters_of(StoreStats s) {
 
 }  // namespace
 
-std::string limiter_name_slot(const std::string& name) {
+std::string register_counts(const std::string& name, const DecisionCounts* counts) {
   Registry& r = registry();
   std::lock_guard<ForkSafeMutex> lock(r.mu);
-  return r.limiters.slot(name);
-}
-
-void register_counts(const DecisionCounts* counts) {
-  Registry& r = registry();
-  std::lock_guard<ForkSafeMutex> lock(r.mu);
-  r.limiters.add(counts->name(), counts);
+  std::string slot = r.limiters.slot(name);
+  r.limiters.add(slot, counts);
+  return slot;
 }
 
 void retire_counts(const DecisionCounts* counts) {

@@ -13,9 +13,9 @@ namespace ratewarden {
 
 class DecisionCounts;
 
-// The name a new source is counted under: `name`, or "other" once kMaxNames names are known.
-std::string limiter_name_slot(const std::string& name);
-void register_counts(const DecisionCounts* counts);
+// Registers a limiter's counts under `name`, or "other" once kMaxNames names are known: the name it is counted
+// under. retire_counts keeps what they counted in that name.
+std::string register_counts(const std::string& name, const DecisionCounts* counts);
 void retire_counts(const DecisionCounts* counts);
 
 // The store as open_store() returns it: the same store, registered under its describe() until the last holder

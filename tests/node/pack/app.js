@@ -2,11 +2,13 @@
 // Runs in a fresh folder where the packed tarball was installed (tests/install/check_install.py): the package works
 // as a user gets it — both entry points resolved by name, decisions on memory, and, when their URLs are given, on
 // Redis, on Redis over TLS (OpenSSL is inside the prebuilt addon) and on PostgreSQL (the system's libpq.so.5, loaded
-// at run time), and the Express middleware answering 429.
+// at run time), the Express middleware answering 429, and the figures: the Express limit's counts, and
+// ratewarden/prometheus resolved by name (prom-client is not installed here: it is given a registry of its own).
 //   node app.js [REDIS_URL REDISS_URL POSTGRES_URL]
 const assert = require('node:assert/strict');
 const express = require('express');
-const { Limiter, version } = require('ratewarden');
+const { Limiter, limiterStats, version } = require('ratewarden');
+const { register } = require('ratewarden/prometheus');
 const { rateLimit } = require('ratewarden/express');
 
 async function main() {
@@ -27,6 +29,10 @@ async function main() {
   const statuses = [(await fetch(url)).status, (await fetch(url)).status];
   server.close();
   assert.deepEqual(statuses, [200, 429]);
+  assert.deepEqual(limiterStats().filter((s) => s.name === '/ 1/60s').map((s) => [s.allowed, s.denied]), [[1, 1]]);
+  const families = [];
+  register({ registerMetric: (family) => families.push(family.name) });
+  assert.ok(families.includes('ratewarden_decisions_total'), families.join(', '));
   const addon = Object.keys(require.cache).find((file) => file.endsWith('.node'));
   console.log(`packed ratewarden ${version}: addon ${addon}; memory${urls.length ? ', redis, rediss, postgres' : ''} and ` +
     `Express work (statuses ${statuses.join(', ')})`);

@@ -6,6 +6,8 @@ import Fastify = require('fastify');
 import Koa = require('koa');
 import ratewardenFastify = require('ratewarden/fastify');
 import rwKoa = require('ratewarden/koa');
+import rwPrometheus = require('ratewarden/prometheus');
+import promClient = require('prom-client');
 
 async function api(): Promise<void> {
   const limiter = new ratewarden.Limiter({ policy: '100/minute', store: 'redis://127.0.0.1:6379', onStoreError: 'allow' });
@@ -32,6 +34,32 @@ async function api(): Promise<void> {
     if (code === ratewarden.codes.STORE_TIMEOUT) console.log('timeout');
   }
   console.log(allowed, wait, many, nothing, peeked, sync, rates, kinds, ok, held, ratewarden.version);
+
+  // Figures and events.
+  const named = new ratewarden.Limiter({ policy: '5/minute', name: 'login' });
+  const mine: ratewarden.LimiterStats = named.stats();
+  const label: string = named.name + mine.name;
+  const decided: number = mine.allowed + mine.denied + mine.cost + mine.fallbacks;
+  const calls: number = stats.calls.ok + stats.calls.timeout + stats.calls.unavailable + stats.calls.error +
+    stats.circuitsOpen + stats.circuitOpenings + stats.connectionsOpen + stats.expiredDrops + stats.poolSize + stats.sweeps;
+  const what: boolean = stats.network || stats.hybrid || stats.name === '';
+  const all: ratewarden.LimiterStats[] = ratewarden.limiterStats();
+  const stores: ratewarden.StoreStats[] = ratewarden.storeStats();
+  for (const f of ratewarden.metricFamilies()) {
+    const kind: 'counter' | 'gauge' | 'histogram' = f.type;
+    for (const s of f.samples) console.log(f.name, f.help, kind, s.labels.limiter, s.value);
+    for (const h of f.histograms) console.log(h.buckets.map(([le, n]) => le * n), h.sum, h.count, h.labels);
+  }
+  const text: string = ratewarden.prometheusText();
+  ratewarden.events.on('event', (e: ratewarden.RatewardenEvent) => {
+    const k: ratewarden.EventKind = e.kind;
+    if (e.warning) console.warn(k, e.store, e.message, e.suppressed);
+  });
+  console.log(label, decided, calls, what, all, stores, text);
+  // @ts-expect-error a name is a string
+  new ratewarden.Limiter({ policy: '1/s', name: 1 });
+  // @ts-expect-error not an event kind
+  const wrong: ratewarden.EventKind = 'store_down';
 
   // @ts-expect-error the policy is required
   new ratewarden.Limiter({});
@@ -121,4 +149,10 @@ const koaMw: number = rwKoa.rateLimit().limiter.metrics.allowed;
 // @ts-expect-error Koa's handler takes (ctx, decision)
 rwKoa.rateLimit({ handler: (req: unknown, res: unknown, next: unknown, d: unknown) => undefined });
 
-console.log(api, pacing, key, scope, denied, fastifyApp, koaMw);
+const registered: string[] = rwPrometheus.register();
+rwPrometheus.register(new promClient.Registry());
+rwPrometheus.register(new promClient.Registry<promClient.OpenMetricsContentType>());
+// @ts-expect-error a registry, not its name
+rwPrometheus.register('default');
+
+console.log(api, pacing, key, scope, denied, fastifyApp, koaMw, registered);

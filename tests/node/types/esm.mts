@@ -2,7 +2,8 @@
 import express from 'express';
 import Fastify from 'fastify';
 import Koa from 'koa';
-import { Limiter } from 'ratewarden';
+import { Limiter, events, metricFamilies } from 'ratewarden';
+import { register } from 'ratewarden/prometheus';
 import { rateLimit } from 'ratewarden/express';
 import ratewarden from 'ratewarden/fastify';
 import { rateLimit as koaRateLimit } from 'ratewarden/koa';
@@ -11,4 +12,5 @@ const limiter: Limiter = new Limiter({ policy: '1/second' });
 express().use(rateLimit({ limit: 10, key: 'header:x-api-key' }));
 await Fastify().register(ratewarden, { limit: 10 });
 new Koa().use(koaRateLimit({ limit: 10, key: ['ip', 'user'] }));
-console.log(limiter);
+events.on('event', (e) => console.log(e.kind));
+console.log(limiter, register(), metricFamilies().length);

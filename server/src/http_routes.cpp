@@ -1,0 +1,52 @@
+#include "http_routes.hpp"
+
+#include <google/protobuf/util/json_util.h>
+
+#include "ratewarden/metric_families.hpp"
+
+namespace ratewarden::server {
+namespace {
+
+HttpReply text(int status, std::string body) { return HttpReply{status, "text/plain; charset=utf-8", std::move(body)}; }
+
+// The JSON route: the request's proto3 JSON (either field name form; an unknown field is an error), the response's
+// (lowerCamelCase, enums by name, defaults left out): 200, or 429 when over the limit, as the peer answers.
+void json(RateLimiting& limiting, const HttpRequest& request, const std::function<void(HttpReply)>& reply) {
+  auto call = std::make_shared<std::pair<RlsRequest, RlsResponse>>();
+  const auto parsed = google::protobuf::util::JsonStringToMessage(request.body, &call->first);
+  if (!parsed.ok()) return reply(text(400, "Bad Request: " + std::string(parsed.message()) + "\n"));
+  limiting.decide(call->first, &call->second, [call, reply](const grpc::Status& status) {
+    if (!status.ok()) {
+      const int code = status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? 400
+                       : status.error_code() == grpc::StatusCode::UNAVAILABLE    ? 503
+                                                                                 : 500;
+      return reply(text(code, status.error_message() + "\n"));
+    }
+    std::string body;
+    (void)google::protobuf::util::MessageToJsonString(call->second, &body);
+    reply(HttpReply{call->second.overall_code() == RlsResponse::OVER_LIMIT ? 429 : 200, "application/json", body});
+  });
+}
+
+}  // namespace
+
+HttpRoute http_routes(std::shared_ptr<RateLimiting> limiting, std::shared_ptr<Store> store,
+                      std::shared_ptr<const std::atomic<bool>> draining) {
+  return [limiting, store, draining](const HttpRequest& request, std::function<void(HttpReply)> reply) {
+    if (request.path == "/json") return json(*limiting, request, reply);
+    if (request.method != "GET") return reply(text(405, "GET " + request.path + "\n"));
+    if (request.path == "/healthcheck") {
+      if (draining->load()) return reply(text(500, "draining\n"));
+      if (store->stats().circuits_open > 0) return reply(text(500, "the store's circuit is open\n"));
+      return reply(text(200, "OK"));
+    }
+    if (request.path == "/metrics") {
+      std::vector<MetricFamily> families = metric_families();
+      for (MetricFamily& f : limiting->metrics().families()) families.push_back(std::move(f));
+      return reply(HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", prometheus_text(families)});
+    }
+    reply(text(404, "no route " + request.path + ": /json, /healthcheck, /metrics\n"));
+  };
+}
+
+}  // namespace ratewarden::server

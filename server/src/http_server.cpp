@@ -1,0 +1,342 @@
+#include "http_server.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+namespace ratewarden::server {
+namespace {
+
+constexpr size_t kMaxHeaderBytes = 16 * 1024;
+constexpr size_t kMaxConnections = 1024;
+constexpr int64_t kIdleUs = 60 * 1000000LL;
+constexpr int64_t kLingerUs = 2 * 1000000LL;
+constexpr uint64_t kListenTag = 0, kWakeTag = 1;  // epoll data of the listener and the eventfd; connections: id + 1
+
+int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+const char* reason(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 411: return "Length Required";
+    case 413: return "Payload Too Large";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    default: return status >= 500 ? "Internal Server Error" : "Error";
+  }
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+int listen_on(const std::string& listen, int& port) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) throw std::runtime_error("--http-listen takes ADDR:PORT, got \"" + listen + "\"");
+  std::string host = listen.substr(0, colon);
+  const int wanted = std::atoi(listen.c_str() + colon + 1);
+  sockaddr_storage address{};
+  socklen_t length = 0;
+  if (host.size() > 1 && host.front() == '[' && host.back() == ']') {
+    auto* a6 = reinterpret_cast<sockaddr_in6*>(&address);
+    a6->sin6_family = AF_INET6;
+    a6->sin6_port = htons(static_cast<uint16_t>(wanted));
+    if (inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &a6->sin6_addr) != 1) length = 0;
+    else length = sizeof(sockaddr_in6);
+  } else {
+    auto* a4 = reinterpret_cast<sockaddr_in*>(&address);
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons(static_cast<uint16_t>(wanted));
+    if (inet_pton(AF_INET, host.c_str(), &a4->sin_addr) == 1) length = sizeof(sockaddr_in);
+  }
+  if (length == 0 || wanted < 0 || wanted > 65535)
+    throw std::runtime_error("--http-listen: not an IP address and port: \"" + listen + "\"");
+  const int fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), length) != 0 || ::listen(fd, 512) != 0) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("cannot listen on " + listen + " for HTTP: " + why);
+  }
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  port = ntohs(address.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&address)->sin6_port
+                                              : reinterpret_cast<sockaddr_in*>(&address)->sin_port);
+  return fd;
+}
+
+}  // namespace
+
+struct HttpServer::Connection {
+  int fd = -1;
+  uint64_t id = 0;
+  std::string in, out;
+  size_t sent = 0;
+  bool busy = false;        // a request is being answered: the next one (pipelined) waits
+  bool keep_alive = true;
+  bool peer_done = false;  // the client closed its side
+  bool lingering = false;  // answered and shut for writing: what the client still sends is read and dropped, so
+                           // that closing does not reset the connection under the answer it has not read yet
+  bool writable_watched = false;
+  int64_t active_us = 0;
+};
+
+HttpServer::HttpServer(const std::string& listen, HttpRoute route, size_t max_body_bytes)
+    : route_(std::move(route)), max_body_bytes_(max_body_bytes) {
+  listen_fd_ = listen_on(listen, port_);
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  epoll_event e{};
+  e.events = EPOLLIN;
+  e.data.u64 = kListenTag;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &e);
+  e.data.u64 = kWakeTag;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &e);
+  thread_ = std::thread([this] { run(); });
+}
+
+HttpServer::~HttpServer() {
+  stopping_.store(true);
+  const uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
+  thread_.join();
+  for (auto& [id, c] : connections_) ::close(c->fd);
+  ::close(listen_fd_);
+  ::close(epoll_fd_);
+  ::close(wake_fd_);
+}
+
+void HttpServer::run() {
+  epoll_event events[64];
+  while (!stopping_.load()) {
+    const int n = epoll_wait(epoll_fd_, events, 64, 1000);
+    for (int i = 0; i < n; ++i) {
+      const uint64_t tag = events[i].data.u64;
+      if (tag == kListenTag) {
+        accept_all();
+      } else if (tag == kWakeTag) {
+        uint64_t count;
+        (void)!::read(wake_fd_, &count, sizeof count);
+        take_replies();
+      } else {
+        auto it = connections_.find(tag - 2);
+        if (it == connections_.end()) continue;
+        Connection& c = *it->second;
+        if (events[i].events & (EPOLLERR | EPOLLHUP)) {
+          close(c.id);
+          continue;
+        }
+        if (events[i].events & EPOLLOUT) flush(c);
+        if ((events[i].events & EPOLLIN) && connections_.count(tag - 2) != 0) on_readable(c);
+      }
+    }
+    expire_idle();
+  }
+}
+
+void HttpServer::accept_all() {
+  while (true) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    if (connections_.size() >= kMaxConnections) {
+      ::close(fd);
+      continue;
+    }
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    auto c = std::make_unique<Connection>();
+    c->fd = fd;
+    c->id = next_id_++;
+    c->active_us = now_us();
+    epoll_event e{};
+    e.events = EPOLLIN;
+    e.data.u64 = c->id + 2;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &e);
+    connections_.emplace(c->id, std::move(c));
+  }
+}
+
+void HttpServer::on_readable(Connection& c) {
+  char buf[16384];
+  if (c.lingering) {
+    ssize_t n;
+    while ((n = ::read(c.fd, buf, sizeof buf)) > 0) {
+    }
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) close(c.id);
+    return;
+  }
+  while (true) {
+    const ssize_t n = ::read(c.fd, buf, sizeof buf);
+    if (n > 0) {
+      c.in.append(buf, static_cast<size_t>(n));
+      if (c.in.size() > kMaxHeaderBytes + max_body_bytes_) break;  // answered 413 or 431 below
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n < 0) return close(c.id);
+    // The client is done sending (a half-close): answer what it sent, then close.
+    c.keep_alive = false;
+    c.peer_done = true;
+    break;
+  }
+  c.active_us = now_us();
+  if (c.peer_done) {
+    epoll_event e{};
+    e.events = c.writable_watched ? uint32_t{EPOLLOUT} : 0u;  // nothing more to read
+    e.data.u64 = c.id + 2;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &e);
+  }
+  const uint64_t id = c.id;
+  if (!c.busy) serve(c);  // may close the connection: `c` is not touched after it
+  auto it = connections_.find(id);
+  if (it != connections_.end() && it->second->peer_done && !it->second->busy && it->second->out.empty()) close(id);
+}
+
+// Answers the request at the head of `c.in`, if it is whole.
+void HttpServer::serve(Connection& c) {
+  const size_t end = c.in.find("\r\n\r\n");
+  auto refuse = [this, &c](int status, const std::string& why) {
+    c.keep_alive = false;
+    c.in.clear();
+    c.busy = true;
+    send(c.id, HttpReply{status, "text/plain; charset=utf-8", why + "\n"});
+  };
+  if (end == std::string::npos ? c.in.size() > kMaxHeaderBytes : end > kMaxHeaderBytes)
+    return refuse(431, "the request's header is over 16 KiB");
+  if (end == std::string::npos) return;
+  HttpRequest request;
+  std::istringstream head(c.in.substr(0, end));
+  std::string line, version;
+  std::getline(head, line);
+  std::istringstream first(line);
+  first >> request.method >> request.path >> version;
+  if (version.rfind("HTTP/1.", 0) != 0) return refuse(400, "not an HTTP/1.x request");
+  request.path = request.path.substr(0, request.path.find('?'));
+  size_t length = 0;
+  c.keep_alive = version != "HTTP/1.0";
+  while (std::getline(head, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string name = lower(line.substr(0, colon));
+    std::string value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    if (name == "content-length") {
+      const long long v = std::atoll(value.c_str());
+      if (v < 0 || static_cast<size_t>(v) > max_body_bytes_)
+        return refuse(413, "the body is over " + std::to_string(max_body_bytes_) + " bytes");
+      length = static_cast<size_t>(v);
+    } else if (name == "transfer-encoding") {
+      return refuse(411, "send the body with a Content-Length");
+    } else if (name == "connection") {
+      c.keep_alive = lower(value) != "close";
+    }
+  }
+  if (c.in.size() < end + 4 + length) return;  // the body is still coming
+  request.body = c.in.substr(end + 4, length);
+  c.in.erase(0, end + 4 + length);
+  c.busy = true;
+  const uint64_t id = c.id;
+  route_(request, [this, id](HttpReply reply) {
+    {
+      std::lock_guard<std::mutex> lock(replies_mu_);
+      replies_.emplace_back(id, std::move(reply));
+    }
+    const uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+  });
+}
+
+void HttpServer::take_replies() {
+  std::deque<std::pair<uint64_t, HttpReply>> ready;
+  {
+    std::lock_guard<std::mutex> lock(replies_mu_);
+    ready.swap(replies_);
+  }
+  for (auto& [id, reply] : ready) send(id, reply);
+}
+
+void HttpServer::send(uint64_t id, const HttpReply& reply) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;  // the client left before its answer
+  Connection& c = *it->second;
+  c.out += "HTTP/1.1 " + std::to_string(reply.status) + " " + reason(reply.status) +
+           "\r\nContent-Type: " + reply.content_type + "\r\nContent-Length: " + std::to_string(reply.body.size()) +
+           (c.keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n") + reply.body;
+  c.busy = false;
+  flush(c);
+  if (connections_.count(id) != 0 && c.keep_alive && !c.in.empty()) serve(c);  // a pipelined request
+}
+
+void HttpServer::flush(Connection& c) {
+  while (c.sent < c.out.size()) {
+    const ssize_t n = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      c.sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!c.writable_watched) {
+        epoll_event e{};
+        e.events = (c.peer_done ? 0u : uint32_t{EPOLLIN}) | uint32_t{EPOLLOUT};
+        e.data.u64 = c.id + 2;
+        epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &e);
+        c.writable_watched = true;
+      }
+      return;
+    }
+    return close(c.id);
+  }
+  c.out.clear();
+  c.sent = 0;
+  if (c.writable_watched) {
+    epoll_event e{};
+    e.events = c.peer_done ? 0u : uint32_t{EPOLLIN};
+    e.data.u64 = c.id + 2;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &e);
+    c.writable_watched = false;
+  }
+  if (c.keep_alive || c.busy) return;
+  if (c.peer_done) return close(c.id);
+  ::shutdown(c.fd, SHUT_WR);
+  c.lingering = true;
+  c.active_us = now_us();
+}
+
+void HttpServer::close(uint64_t id) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second->fd, nullptr);
+  ::close(it->second->fd);
+  connections_.erase(it);
+}
+
+void HttpServer::expire_idle() {
+  const int64_t now = now_us();
+  std::vector<uint64_t> idle;
+  for (const auto& [id, c] : connections_)
+    if (!c->busy && c->out.empty() && now - c->active_us > (c->lingering ? kLingerUs : kIdleUs)) idle.push_back(id);
+  for (uint64_t id : idle) close(id);
+}
+
+}  // namespace ratewarden::server

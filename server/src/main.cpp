@@ -1,0 +1,119 @@
+// ratewarden-server: Envoy's rate limit service API over the ratewarden core (docs/server.md).
+//   ratewarden-server --config DIR --store URL --grpc-listen ADDR:PORT --http-listen ADDR:PORT
+// Each flag has an environment variable (RATEWARDEN_CONFIG, RATEWARDEN_STORE, RATEWARDEN_GRPC_LISTEN,
+// RATEWARDEN_HTTP_LISTEN, ...); a flag wins over its variable.
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "config.hpp"
+#include "http_routes.hpp"
+#include "http_server.hpp"
+#include "reloader.hpp"
+#include "options.hpp"
+#include "ratewarden/events.hpp"
+#include "ratewarden/store.hpp"
+#include "rls_service.hpp"
+
+namespace {
+
+using ratewarden::server::ServerOptions;
+
+void log(const std::string& line) { std::fprintf(stderr, "ratewarden-server: %s\n", line.c_str()); }
+
+const char* const kHealthNames[] = {"ratelimit", "envoy.service.ratelimit.v3.RateLimitService"};
+
+int serve(const ServerOptions& o) {
+  // Signals are taken by sigwait below: blocked before any thread starts, so that no other thread gets them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  ratewarden::set_event_handler([](const ratewarden::Event& e) {
+    log(std::string(ratewarden::event_kind_name(e.kind)) + " " + e.store + ": " + e.message +
+        (e.suppressed > 0 ? " (" + std::to_string(e.suppressed) + " more like it)" : ""));
+  });
+  std::shared_ptr<ratewarden::Store> store = ratewarden::open_store(o.store);
+  auto limiting = std::make_shared<ratewarden::server::RateLimiting>(
+      ratewarden::server::load_config(o.config, store), store, o.service);
+  limiting->metrics().config_load(true);
+  ratewarden::server::RlsService service(limiting);
+  auto draining = std::make_shared<std::atomic<bool>>(false);
+  std::unique_ptr<ratewarden::server::HttpServer> http;
+  if (o.http_listen != "off")
+    http = std::make_unique<ratewarden::server::HttpServer>(
+        o.http_listen, ratewarden::server::http_routes(limiting, store, draining), o.max_message_bytes);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(o.grpc_listen, grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, static_cast<int>(o.max_concurrent_streams));
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) throw std::runtime_error("cannot listen on " + o.grpc_listen + " for gRPC");
+  for (const char* name : kHealthNames) server->GetHealthCheckService()->SetServingStatus(name, true);
+  const std::string host = o.grpc_listen.substr(0, o.grpc_listen.rfind(':'));
+  const std::string http_at =
+      http ? o.http_listen.substr(0, o.http_listen.rfind(':')) + ":" + std::to_string(http->port()) : "off";
+  std::printf("ratewarden-server: gRPC on %s:%d, HTTP on %s, store %s, config %s\n", host.c_str(), port,
+              http_at.c_str(), store->describe().c_str(), o.config.c_str());
+  std::fflush(stdout);
+
+  // SIGHUP and the directory's changes reload the same way, one at a time.
+  std::mutex reloading;
+  auto reload = [&, limiting, store](const char* why) {
+    std::lock_guard<std::mutex> lock(reloading);
+    try {
+      limiting->set_config(ratewarden::server::load_config(o.config, store));
+      limiting->metrics().config_load(true);
+      log(std::string("config reloaded (") + why + ") from " + o.config);
+    } catch (const std::exception& e) {
+      limiting->metrics().config_load(false);
+      log("config not reloaded (" + std::string(why) + "), the previous one stays: " + e.what());
+    }
+  };
+  ratewarden::server::Reloader watcher(o.config, [&reload] { reload("the directory changed"); });
+
+  while (true) {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    if (signal == SIGHUP) {
+      reload("SIGHUP");
+      continue;
+    }
+    // Draining: health fails at once; calls in flight finish, within the drain timeout.
+    log("draining (signal " + std::to_string(signal) + ")");
+    draining->store(true);
+    for (const char* name : kHealthNames) server->GetHealthCheckService()->SetServingStatus(name, false);
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(o.drain_ms));
+    http.reset();
+    return 0;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const ServerOptions o = ratewarden::server::parse_options(argc, argv);
+    if (o.help) {
+      std::fputs(ratewarden::server::kUsage, stdout);
+      return 0;
+    }
+    return serve(o);
+  } catch (const std::exception& e) {
+    log(e.what());
+    return 2;
+  }
+}

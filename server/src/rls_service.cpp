@@ -1,0 +1,353 @@
+#include "rls_service.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "matcher.hpp"
+#include "ratewarden/errors.hpp"
+
+namespace ratewarden::server {
+namespace {
+
+using Descriptor = envoy::extensions::common::ratelimit::v3::RateLimitDescriptor;
+using DescriptorStatus = RlsResponse::DescriptorStatus;
+using RateLimit = RlsResponse::RateLimit;
+constexpr size_t kMaxOverrides = 1000;
+constexpr uint32_t kUnlimitedRemaining = std::numeric_limits<uint32_t>::max();
+
+// The unit of a period, when it is one (a policy string's "10/5m" has none: UNKNOWN, as Envoy expects then).
+Unit unit_of(int64_t period_us) {
+  for (Unit u : {Unit::second, Unit::minute, Unit::hour, Unit::day, Unit::week, Unit::month, Unit::year})
+    if (unit_seconds(u) * 1000000 == period_us) return u;
+  return Unit::unknown;
+}
+
+// The storage key of a descriptor: its domain and entries, each part length-prefixed so that no two descriptors
+// share one ("a_b" + "c" and "a" + "b_c" do upstream), then the epoch window's start for the peer's fixed windows.
+std::string descriptor_key(const std::string& domain, const Descriptor& d) {
+  std::string key = "rls:";
+  auto part = [&key](const std::string& s) {
+    key += std::to_string(s.size());
+    key += ':';
+    key += s;
+  };
+  part(domain);
+  for (const auto& e : d.entries()) {
+    part(e.key());
+    part(e.value());
+  }
+  return key;
+}
+
+// A rule's shared key: its template with each {<entry key>} replaced by the request's value for it (the last entry
+// of that key: the deepest level's).
+std::string shared_key(const std::vector<std::pair<bool, std::string>>& parts, const Entries& entries) {
+  std::string key;
+  for (const auto& [placeholder, text] : parts) {
+    if (!placeholder) {
+      key += text;
+      continue;
+    }
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it)
+      if (it->first == text) {
+        key += it->second;
+        break;
+      }
+  }
+  return key;
+}
+
+int64_t wall_now_s(const ServiceOptions& o) {
+  if (o.wall_now_s) return o.wall_now_s();
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// One descriptor's part of a call: what limits it, and how much it charges.
+struct Plan {
+  std::shared_ptr<Limiter> limiter;  // null: no store call (no limit, unlimited, a limit of 0 or a cost over it)
+  const Rule* rule = nullptr;        // the configuration's (null for an override)
+  bool unlimited = false;
+  bool shadow = false;
+  bool limited = false;  // a limit applies (the status gets current_limit)
+  std::string name;
+  Unit unit = Unit::unknown;           // the peer's form
+  uint32_t requests_per_unit = 0;      // the peer's form
+  int64_t epoch_window_s = 0;          // > 0: a fixed window aligned to the epoch, this long
+  std::string key;
+  int64_t hits = 1;
+};
+
+class RateLimiting::Call {
+ public:
+  Call(RlsResponse* response, RlsDone done, OnStoreError on_store_error, int64_t now_s, bool headers, size_t n)
+      : response_(response), done_(std::move(done)), on_store_error_(on_store_error), now_s_(now_s),
+        headers_(headers), plans_(n), decisions_(n), failures_(n) {}
+
+  std::vector<Plan>& plans() { return plans_; }
+  // Answers with `status` instead of starting (the request was refused).
+  void fail(const grpc::Status& status) { done_(status); }
+
+  // Starts the store calls; the last answer (maybe one made here) finishes the call.
+  static void start(const std::shared_ptr<Call>& call) {
+    call->left_.store(call->plans_.size() + 1, std::memory_order_relaxed);
+    for (size_t i = 0; i < call->plans_.size(); ++i) {
+      Plan& p = call->plans_[i];
+      if (!p.limiter) {
+        call->answered();
+        continue;
+      }
+      auto on_answer = [call, i](const Decision* d, const Error* e) {
+        if (d != nullptr) call->decisions_[i] = *d;
+        else call->failures_[i] = e->code();
+        call->answered();
+      };
+      try {
+        if (p.hits == 0)
+          p.limiter->peek_async(p.key, 1, on_answer, Completion::any_thread);
+        else
+          p.limiter->hit_async(p.key, p.hits, on_answer, Completion::any_thread);
+      } catch (const InvalidArgument&) {
+        call->failures_[i] = ErrorCode::invalid_argument;
+        call->answered();
+      }
+    }
+    call->answered();  // the start's own share
+  }
+
+ private:
+  void answered() {
+    if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) finish();
+  }
+
+  void finish() {
+    bool over = false;
+    for (size_t i = 0; i < plans_.size(); ++i) {
+      if (failures_[i] == ErrorCode::invalid_argument)
+        return done_(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "descriptor " + std::to_string(i) +
+                                                                          ": its key is empty or too long (a key is 1 to 4096 bytes)"));
+      if (failures_[i] && on_store_error_ == OnStoreError::raise)
+        return done_(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the store failed: " + error_name(*failures_[i])));
+      over = status(i, *response_->add_statuses()) || over;
+    }
+    response_->set_overall_code(over ? RlsResponse::OVER_LIMIT : RlsResponse::OK);
+    if (headers_) add_headers();
+    done_(grpc::Status::OK);
+  }
+
+  // Fills descriptor i's status; true when it is over its limit (after shadow mode).
+  bool status(size_t i, DescriptorStatus& s) {
+    const Plan& p = plans_[i];
+    s.set_code(RlsResponse::OK);
+    if (p.unlimited) {
+      s.set_limit_remaining(kUnlimitedRemaining);
+      return false;
+    }
+    if (!p.limited) return false;
+    if (failures_[i]) {  // on_store_error: allow answers as if no limit applied; deny refuses for a second
+      skipped_ = error_name(*failures_[i]);
+      if (on_store_error_ == OnStoreError::allow) return false;
+      s.set_code(RlsResponse::OVER_LIMIT);
+      s.mutable_duration_until_reset()->set_seconds(1);
+      return !p.shadow;
+    }
+    RateLimit& limit = *s.mutable_current_limit();
+    limit.set_name(p.name);
+    int64_t reset_s = 0;
+    bool allowed = false;
+    int64_t remaining = 0;
+    if (const std::optional<Decision>& d = decisions_[i]) {
+      allowed = d->allowed || p.hits == 0;
+      remaining = d->remaining;
+      const Policy& policy = p.limiter->policies()[d->policy_index];
+      limit.set_requests_per_unit(static_cast<uint32_t>(policy.limit));
+      limit.set_unit(static_cast<RateLimit::Unit>(p.epoch_window_s > 0 ? p.unit : unit_of(policy.period_us)));
+      reset_s = (d->reset_after_us + 999999) / 1000000;
+    } else {  // a limit of 0, or a cost over the limit: over without asking the store
+      allowed = p.hits == 0;
+      limit.set_requests_per_unit(p.requests_per_unit);
+      limit.set_unit(static_cast<RateLimit::Unit>(p.unit));
+    }
+    if (p.epoch_window_s > 0) reset_s = p.epoch_window_s - now_s_ % p.epoch_window_s;
+    s.set_limit_remaining(static_cast<uint32_t>(remaining));
+    if (reset_s > 0) s.mutable_duration_until_reset()->set_seconds(reset_s);
+    if (allowed) return false;
+    if (p.shadow) return false;  // reported, never refused
+    s.set_code(RlsResponse::OVER_LIMIT);
+    return true;
+  }
+
+  // envoyproxy/ratelimit's rule: the descriptor with the least remaining (the first of equals), unless one is over
+  // its limit (then the last over it).
+  void add_headers() {
+    const DescriptorStatus* chosen = nullptr;
+    for (const DescriptorStatus& s : response_->statuses()) {
+      if (!s.has_current_limit()) continue;
+      if (s.code() == RlsResponse::OVER_LIMIT || chosen == nullptr ||
+          (chosen->code() != RlsResponse::OVER_LIMIT && s.limit_remaining() < chosen->limit_remaining()))
+        chosen = &s;
+    }
+    auto add = [this](const char* name, const std::string& value) {
+      auto* h = response_->add_response_headers_to_add();
+      h->set_key(name);
+      h->set_value(value);
+    };
+    if (chosen != nullptr) {
+      add("RateLimit-Limit", std::to_string(chosen->current_limit().requests_per_unit()));
+      add("RateLimit-Remaining", std::to_string(chosen->limit_remaining()));
+      add("RateLimit-Reset", std::to_string(chosen->duration_until_reset().seconds()));
+    }
+    if (!skipped_.empty()) add("RateLimit-Skipped", skipped_);
+  }
+
+  static std::string error_name(ErrorCode code) {
+    switch (code) {
+      case ErrorCode::store_timeout: return "store-timeout";
+      case ErrorCode::store_unavailable: return "store-unavailable";
+      default: return "store-error";
+    }
+  }
+
+  RlsResponse* response_;
+  RlsDone done_;
+  const OnStoreError on_store_error_;
+  const int64_t now_s_;
+  const bool headers_;
+  std::vector<Plan> plans_;
+  std::vector<std::optional<Decision>> decisions_;  // each written by its own answer, read after the last
+  std::vector<std::optional<ErrorCode>> failures_;
+  std::atomic<size_t> left_{0};
+  std::string skipped_;
+};
+
+RateLimiting::RateLimiting(std::shared_ptr<const Config> config, std::shared_ptr<Store> store,
+                           ServiceOptions options)
+    : config_(std::move(config)), store_(std::move(store)), options_(std::move(options)) {}
+
+std::shared_ptr<Limiter> RateLimiting::override_limiter(uint32_t requests_per_unit, int unit, std::string* error) {
+  if (unit < 1 || unit > 6) {
+    *error = "a limit override needs a unit (SECOND to YEAR)";
+    return nullptr;
+  }
+  if (requests_per_unit > kMaxLimit) {
+    *error = "a limit override's requests_per_unit is at most " + std::to_string(kMaxLimit);
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(overrides_mu_);
+  auto it = overrides_.find({requests_per_unit, unit});
+  if (it != overrides_.end()) return it->second;
+  if (overrides_.size() >= kMaxOverrides) {
+    *error = "more than " + std::to_string(kMaxOverrides) + " distinct limit overrides";
+    return nullptr;
+  }
+  LimiterOptions o;
+  o.name = "override";
+  auto limiter = std::make_shared<Limiter>(
+      std::to_string(requests_per_unit) + "/" + std::to_string(unit_seconds(static_cast<Unit>(unit))) + "s", store_, o);
+  overrides_.emplace(std::make_pair(requests_per_unit, unit), limiter);
+  return limiter;
+}
+
+void RateLimiting::decide(const RlsRequest& request, RlsResponse* response, RlsDone done) {
+  const auto began = std::chrono::steady_clock::now();
+  decide_request(request, response, [this, began, response, done = std::move(done)](const grpc::Status& status) {
+    const ServerMetrics::Outcome outcome = !status.ok()                                      ? ServerMetrics::error
+                                           : response->overall_code() == RlsResponse::OVER_LIMIT ? ServerMetrics::over_limit
+                                                                                                 : ServerMetrics::ok;
+    metrics_.request(outcome, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - began).count());
+    done(status);
+  });
+}
+
+void RateLimiting::decide_request(const RlsRequest& request, RlsResponse* response, RlsDone done) {
+  using grpc::StatusCode;
+  if (request.domain().empty())
+    return done(grpc::Status(StatusCode::INVALID_ARGUMENT, "rate limit domain must not be empty"));
+  if (request.descriptors().empty())
+    return done(grpc::Status(StatusCode::INVALID_ARGUMENT, "rate limit descriptor list must not be empty"));
+  if (static_cast<size_t>(request.descriptors_size()) > options_.max_descriptors)
+    return done(grpc::Status(StatusCode::INVALID_ARGUMENT,
+                             "too many descriptors: " + std::to_string(request.descriptors_size()) + ", at most " +
+                                 std::to_string(options_.max_descriptors) + " (--max-descriptors)"));
+  for (const auto& d : request.descriptors())
+    if (static_cast<size_t>(d.entries_size()) > options_.max_entries)
+      return done(grpc::Status(StatusCode::INVALID_ARGUMENT,
+                               "too many entries in a descriptor: " + std::to_string(d.entries_size()) +
+                                   ", at most " + std::to_string(options_.max_entries) + " (--max-entries)"));
+
+  const std::shared_ptr<const Config> config = this->config();
+  const auto domain = config->domains.find(request.domain());
+  const size_t n = static_cast<size_t>(request.descriptors_size());
+  if (domain == config->domains.end()) {  // no limit for an unknown domain: every descriptor OK
+    for (size_t i = 0; i < n; ++i) response->add_statuses()->set_code(RlsResponse::OK);
+    response->set_overall_code(RlsResponse::OK);
+    return done(grpc::Status::OK);
+  }
+  const Domain& dom = domain->second;
+  const int64_t now_s = wall_now_s(options_);
+  auto call = std::make_shared<Call>(response, std::move(done), dom.on_store_error, now_s, options_.limit_headers, n);
+  std::vector<Plan>& plans = call->plans();
+  const int64_t default_hits = std::max<int64_t>(1, request.hits_addend());
+  Entries entries;
+  std::vector<std::string> replaced;
+  for (size_t i = 0; i < n; ++i) {
+    const Descriptor& d = request.descriptors(static_cast<int>(i));
+    Plan& p = plans[i];
+    p.hits = d.has_hits_addend() ? static_cast<int64_t>(std::min<uint64_t>(d.hits_addend().value(), kMaxLimit + 1))
+                                 : default_hits;
+    if (d.has_limit()) {  // the caller's own limit: no matching, never shadow, never replaced
+      std::string error;
+      p.limiter = override_limiter(d.limit().requests_per_unit(), d.limit().unit(), &error);
+      if (!p.limiter) return call->fail(grpc::Status(StatusCode::INVALID_ARGUMENT, error));
+      p.limited = true;
+      p.unit = static_cast<Unit>(d.limit().unit());
+      p.requests_per_unit = d.limit().requests_per_unit();
+      p.epoch_window_s = unit_seconds(p.unit);
+    } else {
+      entries.clear();
+      for (const auto& e : d.entries()) entries.emplace_back(e.key(), e.value());
+      const Node* node = match(dom, entries);
+      if (node == nullptr || !node->rule) continue;
+      const Rule& r = *node->rule;
+      p.rule = &r;
+      p.shadow = node->shadow_mode;
+      p.unlimited = r.unlimited;
+      if (r.unlimited) continue;
+      p.limited = true;
+      p.limiter = r.limiter;
+      p.name = r.name;
+      p.unit = r.unit;
+      p.requests_per_unit = static_cast<uint32_t>(r.requests_per_unit);
+      if (r.epoch_window) p.epoch_window_s = unit_seconds(r.unit);
+      replaced.insert(replaced.end(), r.replaces.begin(), r.replaces.end());
+      if (!r.key_template.empty()) {
+        p.key = shared_key(r.key_template, entries);
+        if (p.limiter && p.hits > p.limiter->max_cost()) p.limiter = nullptr;
+        continue;
+      }
+    }
+    p.key = descriptor_key(request.domain(), d);
+    if (p.epoch_window_s > 0) p.key += ":" + std::to_string(now_s - now_s % p.epoch_window_s);
+    if (p.limiter && p.hits > p.limiter->max_cost()) p.limiter = nullptr;  // over without asking the store
+  }
+  for (Plan& p : plans)  // a rule another matched rule replaces answers as no limit
+    if (p.rule != nullptr && !p.rule->name.empty() &&
+        std::find(replaced.begin(), replaced.end(), p.rule->name) != replaced.end())
+      p = Plan();
+  Call::start(call);
+}
+
+grpc::ServerUnaryReactor* RlsService::ShouldRateLimit(grpc::CallbackServerContext* context, const RlsRequest* request,
+                                                      RlsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  limiting_->decide(*request, response, [reactor](const grpc::Status& status) { reactor->Finish(status); });
+  return reactor;
+}
+
+}  // namespace ratewarden::server

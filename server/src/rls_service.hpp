@@ -1,0 +1,69 @@
+// envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit on the core's asynchronous calls: no thread waits for
+// a store; a call's descriptors are decided together, and the last answer finishes the call (docs/server.md).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "config.hpp"
+#include "server_metrics.hpp"
+#include "envoy/service/ratelimit/v3/rls.grpc.pb.h"
+
+namespace ratewarden::server {
+
+struct ServiceOptions {
+  size_t max_descriptors = 64;         // per request
+  size_t max_entries = 32;             // per descriptor
+  bool limit_headers = true;           // RateLimit-Limit / -Remaining / -Reset of the tightest descriptor
+  std::function<int64_t()> wall_now_s;  // the epoch windows' clock (seconds); empty: the system clock
+};
+
+// What a request decides; the call's answer is given to `done` once (from whichever thread answers last).
+using RlsRequest = envoy::service::ratelimit::v3::RateLimitRequest;
+using RlsResponse = envoy::service::ratelimit::v3::RateLimitResponse;
+using RlsDone = std::function<void(const grpc::Status& status)>;
+
+class RateLimiting {
+ public:
+  RateLimiting(std::shared_ptr<const Config> config, std::shared_ptr<Store> store, ServiceOptions options);
+
+  // Fills `response` (which must live until `done`) and calls `done` exactly once.
+  void decide(const RlsRequest& request, RlsResponse* response, RlsDone done);
+
+  // The configuration later calls use; calls in flight keep theirs.
+  void set_config(std::shared_ptr<const Config> config) { std::atomic_store(&config_, std::move(config)); }
+  std::shared_ptr<const Config> config() const { return std::atomic_load(&config_); }
+  ServerMetrics& metrics() { return metrics_; }
+
+ private:
+  class Call;
+  // The limiter of a descriptor's own limit (its `limit` override), made once per distinct limit.
+  std::shared_ptr<Limiter> override_limiter(uint32_t requests_per_unit, int unit, std::string* error);
+
+  // decide() without the request's figures.
+  void decide_request(const RlsRequest& request, RlsResponse* response, RlsDone done);
+
+  std::shared_ptr<const Config> config_;
+  std::shared_ptr<Store> store_;
+  ServerMetrics metrics_;
+  ServiceOptions options_;
+  std::mutex overrides_mu_;
+  std::map<std::pair<uint32_t, int>, std::shared_ptr<Limiter>> overrides_;
+};
+
+// The gRPC face of RateLimiting (the callback API: a reactor per call, finished by the last answer).
+class RlsService final : public envoy::service::ratelimit::v3::RateLimitService::CallbackService {
+ public:
+  explicit RlsService(std::shared_ptr<RateLimiting> limiting) : limiting_(std::move(limiting)) {}
+  grpc::ServerUnaryReactor* ShouldRateLimit(grpc::CallbackServerContext* context, const RlsRequest* request,
+                                            RlsResponse* response) override;
+
+ private:
+  std::shared_ptr<RateLimiting> limiting_;
+};
+
+}  // namespace ratewarden::server

@@ -1,0 +1,138 @@
+"""ratewarden-server over the wire, as a proxy calls it: the binary started on a free port with a config directory
+and a store URL; Python stubs generated from our .proto files by grpcio-tools at test time."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import grpc
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "python"))
+from redis_server import RedisServer  # noqa: E402
+
+BINARY = Path(os.environ.get("RATEWARDEN_SERVER", ROOT / "build-test" / "server" / "ratewarden-server"))
+PROTO = ROOT / "server" / "proto"
+
+
+def _generate_stubs() -> Path:
+    out = Path(tempfile.mkdtemp(prefix="rw-rls-stubs-"))
+    from grpc_tools import protoc  # type: ignore[import-untyped]
+    import grpc_tools
+    includes = Path(grpc_tools.__file__).parent / "_proto"  # google/protobuf/*.proto
+    protos = [str(p.relative_to(PROTO)) for p in PROTO.rglob("*.proto")]
+    code = protoc.main(["protoc", f"-I{PROTO}", f"-I{includes}", f"--python_out={out}", f"--grpc_python_out={out}",
+                        *protos])
+    assert code == 0, "grpc_tools.protoc failed on server/proto"
+    sys.path.insert(0, str(out))
+    return out
+
+
+_generate_stubs()
+from envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc  # noqa: E402
+from envoy.extensions.common.ratelimit.v3 import ratelimit_pb2  # noqa: E402
+
+
+# The server never outlives the test process: setpriv (util-linux) sets its parent-death signal. Not a preexec_fn:
+# that makes Python fork instead of spawn, and grpcio's fork handlers then run in the child (this process uses gRPC),
+# which can abort it before the exec (seen as "Epoll1Poller encountered epoll_wait error", exit -6).
+DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "KILL", "--"]
+
+
+class Server:
+    """One ratewarden-server process on 127.0.0.1 (gRPC on a free port), killed when the test ends."""
+
+    def __init__(self, config: Path, store: str, *flags: str) -> None:
+        self.config = config
+        self.log = Path(tempfile.mkstemp(prefix="rw-server-", suffix=".log")[1])
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [*DIE_WITH_PARENT, str(BINARY), "--config", str(config), "--store", store, "--grpc-listen",
+                 "127.0.0.1:0", "--http-listen", "127.0.0.1:0", *flags], stdout=subprocess.PIPE, stderr=log)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().decode()  # its first line says where it listens, once it does
+        if not line.startswith("ratewarden-server: gRPC on 127.0.0.1:"):
+            self.process.kill()
+            code = self.process.wait()
+            raise AssertionError(f"the server did not start (exit {code}): {line!r}\n{self.log.read_text()}")
+        self.port = int(line.split("gRPC on 127.0.0.1:")[1].split(",")[0])
+        self.http_port = int(line.split("HTTP on 127.0.0.1:")[1].split(",")[0])
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+        self.stub = rls_pb2_grpc.RateLimitServiceStub(self.channel)
+
+    def call(self, domain: str, *descriptors: object, hits: int = 0, timeout: float = 10) -> rls_pb2.RateLimitResponse:
+        return self.stub.ShouldRateLimit(rls_pb2.RateLimitRequest(domain=domain, descriptors=descriptors,
+                                                                  hits_addend=hits), timeout=timeout)
+
+    def http(self, method: str, path: str, body: Optional[bytes] = None) -> Tuple[int, str, str]:
+        """(status, content type, body) of one request over a fresh connection."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=10)
+        try:
+            connection.request(method, path, body=body, headers={"Content-Type": "application/json"} if body else {})
+            response = connection.getresponse()
+            return response.status, response.getheader("Content-Type", ""), response.read().decode()
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self.channel.close()
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.log.unlink(missing_ok=True)
+
+
+def fresh_window(unit_s: int = 60, at_least_s: int = 5) -> None:
+    """Waits until the current epoch window of `unit_s` has `at_least_s` left: a test that counts in the peer's
+    epoch-aligned windows must not see one end under it."""
+    import time
+    while unit_s - int(time.time()) % unit_s < at_least_s:
+        time.sleep(0.1)
+
+
+def descriptor(*entries: tuple, hits: Optional[int] = None, limit: Optional[tuple] = None) -> object:
+    d = ratelimit_pb2.RateLimitDescriptor(
+        entries=[ratelimit_pb2.RateLimitDescriptor.Entry(key=k, value=v) for k, v in entries])
+    if hits is not None:
+        d.hits_addend.value = hits
+    if limit is not None:
+        d.limit.requests_per_unit, d.limit.unit = limit
+    return d
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path):
+    """Writes config files: write({"edge.yaml": "..."}) (dedented)."""
+    def write(files: Dict[str, str]) -> Path:
+        for name, text in files.items():
+            (tmp_path / name).write_text(textwrap.dedent(text))
+        return tmp_path
+    return write
+
+
+@pytest.fixture
+def start() -> Iterator:
+    servers: List[Server] = []
+
+    def start_server(config: Path, store: str = "memory://", *flags: str) -> Server:
+        servers.append(Server(config, store, *flags))
+        return servers[-1]
+    yield start_server
+    for s in servers:
+        s.stop()
+
+
+@pytest.fixture(scope="session")
+def redis() -> Iterator[RedisServer]:
+    with RedisServer() as server:
+        yield server
