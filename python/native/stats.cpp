@@ -1,6 +1,5 @@
 // The core's figures (ratewarden/stats.hpp, metric_families.hpp) as Python objects: LimiterStats, StoreStats and the
 // metric families, converted as they are. The names, types, help texts and labels of the series are the core's.
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -194,39 +193,6 @@ void bind_families(py::module_& m) {
       });
 }
 
-// The process's families, as the core's metric_families() makes them — around a fault of the core's: its
-// add_network (core/src/metrics/families.cpp) holds a reference into the list of families while it adds the
-// ratewarden_store_errors_total family, and when that addition grows the list the reference dangles (a crash, or
-// the failed calls' histograms lost). It grows it when 0, 1, 3 or 7 families come before the first network store's:
-// with limiters and no memory store, say. Until the core keeps an index instead, a placeholder limiter and a
-// placeholder memory store are put first, so that six families come before it, and their samples are taken out.
-std::vector<MetricFamily> process_families() {
-  const std::string placeholder = "\x01ratewarden placeholder";
-  std::vector<LimiterStats> limiters = process_limiter_stats();
-  std::vector<StoreStats> stores = process_store_stats();
-  LimiterStats limiter;
-  limiter.name = placeholder;
-  limiters.insert(limiters.begin(), limiter);
-  StoreStats memory;  // neither network nor hybrid: a memory store's families
-  memory.name = placeholder;
-  stores.insert(stores.begin(), memory);
-  std::vector<MetricFamily> families = metric_families(limiters, stores);
-  auto is_placeholder = [&placeholder](const Labels& labels) {
-    return std::any_of(labels.begin(), labels.end(), [&](const auto& l) { return l.second == placeholder; });
-  };
-  std::vector<MetricFamily> out;
-  for (MetricFamily& f : families) {
-    f.samples.erase(std::remove_if(f.samples.begin(), f.samples.end(),
-                                   [&](const Sample& s) { return is_placeholder(s.labels); }),
-                    f.samples.end());
-    f.histograms.erase(std::remove_if(f.histograms.begin(), f.histograms.end(),
-                                      [&](const HistogramSample& h) { return is_placeholder(h.labels); }),
-                       f.histograms.end());
-    if (!f.samples.empty() || !f.histograms.empty()) out.push_back(std::move(f));  // the core leaves out empty ones
-  }
-  return out;
-}
-
 }  // namespace
 
 void bind_stats(py::module_& m) {
@@ -238,10 +204,11 @@ void bind_stats(py::module_& m) {
         "gone keep counting in their name's).");
   m.def("store_stats", &process_store_stats,
         "Every store name's figures in this process, in the order first seen: a StoreStats each.");
-  m.def("metric_families", &process_families,
-        "The process's figures as metric families (the core's names, types, help texts and labels).");
   m.def(
-      "prometheus_text", [] { return prometheus_text(process_families()); },
+      "metric_families", [] { return metric_families(); },
+      "The process's figures as metric families (the core's names, types, help texts and labels).");
+  m.def(
+      "prometheus_text", [] { return prometheus_text(metric_families()); },
       "The process's figures in the Prometheus text exposition format (0.0.4).");
   py::list bounds;
   for (double b : kDurationBuckets) bounds.append(b);

@@ -409,7 +409,8 @@ def test_prometheus_collector(redis: RedisServer) -> None:
 @pytest.mark.parametrize("limiters", [0, 1])
 def test_families_of_a_fresh_process_with_a_redis_store_only(redis: RedisServer, limiters: int) -> None:
     """The families when a network store's come first or right after the limiters' (with nothing else: a process of
-    its own): every outcome's histogram there, and nothing freed twice (python/native/stats.cpp, process_families)."""
+    its own): every outcome's histogram there, and nothing used after it was moved (the core's family builder once
+    kept a reference into a vector that the next family could grow)."""
     code = textwrap.dedent(f"""
         import sys
         import ratewarden
