@@ -2,7 +2,8 @@
 # The Python package as a user gets it: `pip install .` into a fresh venv (build isolation: scikit-build-core and
 # pybind11 from PyPI), then pytest (and gunicorn, for the prefork test) against the installed package and real
 # redis-server processes — with the current Flask 3.x (and FastAPI, Starlette, Django, uvicorn for the other HTTP
-# adapters: tests/python/test_adapters.py), and again in a second venv with Flask 2.2 (the Flask tests only).
+# adapters: tests/python/test_adapters.py) and prometheus_client (ratewarden.prometheus: tests/python/test_metrics.py),
+# and again in a second venv with Flask 2.2 (the Flask tests only).
 # Arguments go to pytest in place of tests/python, in the first venv only:
 #   scripts/test_python.sh tests/python/test_flask.py -k refusal
 set -euo pipefail
@@ -25,6 +26,8 @@ run_suite() {  # venv directory, pytest options, then the requirements
   "$venv/bin/python" -P -m pytest -q -p no:cacheprovider $pytest_options "${tests[@]}"
 }
 
-run_suite .venv "" "flask>=3,<4" "fastapi>=0.100" "uvicorn>=0.20" "django>=4.2,<6" python-multipart
+run_suite .venv "" "flask>=3,<4" "fastapi>=0.100" "uvicorn>=0.20" "django>=4.2,<6" python-multipart \
+  "prometheus-client>=0.16"
 [ $# -eq 0 ] || exit 0  # a chosen test: the first venv's run is the one asked for
-run_suite build-python/venv-flask2.2 "--ignore=tests/python/test_adapters.py --ignore=tests/python/test_http_fast_paths.py" "flask==2.2.5" "werkzeug==2.2.3"
+run_suite build-python/venv-flask2.2 "--ignore=tests/python/test_adapters.py --ignore=tests/python/test_http_fast_paths.py --ignore=tests/python/test_metrics_http.py" \
+  "flask==2.2.5" "werkzeug==2.2.3" "prometheus-client>=0.16"

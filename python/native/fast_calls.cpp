@@ -2,6 +2,8 @@
 // API. pybind11's dispatcher (overload list, argument casters, a function_call record) cost more than the memory
 // store's decision itself; here the interpreter passes the arguments as a C array, the key is viewed in place and
 // the answer is a bool or a Decision built with one allocation. The conversions and errors are the other methods'.
+#include <cxxabi.h>
+
 #include <string_view>
 
 #include "bindings.hpp"
@@ -73,6 +75,8 @@ PyObject* key_cost_call(const char* method, PyObject* self, PyObject* const* arg
     Decision now;
     if (limiter.store()->traits().answers_now && (limiter.*Now)(k, c, now)) return Answer(now);
     return Answer(store_call(limiter, [&] { return (limiter.*Call)(k, c); }));
+  } catch (abi::__forced_unwind&) {  // the thread is being ended (interpreter exit: see without_gil)
+    throw;
   } catch (...) {
     set_python_error();
     return nullptr;
@@ -100,6 +104,8 @@ PyObject* refund(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObje
     const std::string_view k = key_view(key);
     const int64_t c = cost == nullptr ? 1 : to_int64(cost, "cost");
     return new_decision(store_call(limiter, [&] { return limiter.refund(k, c); }));
+  } catch (abi::__forced_unwind&) {  // the thread is being ended (interpreter exit: see without_gil)
+    throw;
   } catch (...) {
     set_python_error();
     return nullptr;

@@ -7,6 +7,7 @@
 
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "ratewarden/errors.hpp"
 #include "ratewarden/policy.hpp"
 
 namespace ratewarden::python {
@@ -16,13 +17,14 @@ double seconds(int64_t us) { return static_cast<double>(us) / 1e6; }
 
 // Options the constructor takes by keyword; values are converted here, checked by the core.
 LimiterOptions limiter_options(py::handle algorithm, py::handle burst, py::handle buckets, py::handle prefix,
-                               py::handle on_store_error) {
+                               py::handle on_store_error, py::handle name) {
   LimiterOptions o;
   o.algorithm = parse_algorithm(to_string(algorithm, "algorithm"));
   o.burst = to_optional_int64(burst, "burst");
   o.buckets = to_optional_int64(buckets, "buckets");
   o.prefix = to_optional_string(prefix, "prefix");
   o.on_store_error = parse_on_store_error(to_string(on_store_error, "on_store_error"));
+  o.name = to_optional_string(name, "name");
   return o;
 }
 
@@ -62,47 +64,11 @@ void bind_store(py::module_& m) {
         return "Policy('" + describe(p) + "', algorithm='" + std::string(algorithm_name(p.algorithm)) + "')";
       });
 
-  py::class_<StoreStats>(m, "StoreStats",
-                         "What a store holds (Store.stats()): states now, its bound, live states evicted so far.")
-      .def_readonly("keys", &StoreStats::keys, "States held: one per key and policy (expired ones until dropped).")
-      .def_readonly("max_keys", &StoreStats::max_keys, "The bound on states held; 0 for a store without one.")
-      .def_readonly("evictions", &StoreStats::evictions,
-                    "Live states dropped to stay within max_keys since the store opened: above 0, raise the bound.")
-      .def_readonly("local_denials", &StoreStats::local_denials,
-                    "Hybrid modes: denials answered in-process from the store's last answer (no round trip).")
-      .def_readonly("local_allows", &StoreStats::local_allows,
-                    "mode=async: hits admitted in-process from a lease already charged to the store.")
-      .def_readonly("store_calls", &StoreStats::store_calls, "Hybrid modes: calls that went to the store.")
-      .def_readonly("sync_batches", &StoreStats::sync_batches,
-                    "Hybrid modes: background exchanges with the store (reset-log reads, lease top-ups).")
-      .def_property_readonly(
-          "sync_lag", [](const StoreStats& s) { return s.sync_lag_us < 0 ? -1.0 : seconds(s.sync_lag_us); },
-          "Hybrid modes: seconds since the reset log was last read (-1.0: never yet).")
-      .def_readonly("invalidations", &StoreStats::invalidations,
-                    "Hybrid modes: local knowledge dropped because a reset was logged.")
-      .def("__eq__",
-           [](const StoreStats& a, py::handle b) {
-             if (!py::isinstance<StoreStats>(b)) return false;
-             const auto& o = b.cast<const StoreStats&>();
-             return a.keys == o.keys && a.max_keys == o.max_keys && a.evictions == o.evictions &&
-                    a.local_denials == o.local_denials && a.local_allows == o.local_allows &&
-                    a.store_calls == o.store_calls && a.sync_batches == o.sync_batches &&
-                    a.sync_lag_us == o.sync_lag_us && a.invalidations == o.invalidations;
-           })
-      .def("__hash__", [](const StoreStats& s) { return py::hash(py::make_tuple(s.keys, s.max_keys, s.evictions)); })
-      .def("__repr__", [](const StoreStats& s) {
-        return py::str("StoreStats(keys={}, max_keys={}, evictions={}, local_denials={}, local_allows={}, "
-                       "store_calls={}, sync_batches={}, invalidations={})")
-            .format(s.keys, s.max_keys, s.evictions, s.local_denials, s.local_allows, s.store_calls, s.sync_batches,
-                    s.invalidations);
-      });
-
   py::class_<Store, std::shared_ptr<Store>>(m, "Store", "Where the state of every key lives.")
       .def(py::init([](py::handle url, py::handle clock) {
              const std::string text = to_string(url, "url");
              if (!clock.is_none()) return open_store(text, test_clock(clock));
-             py::gil_scoped_release nogil;
-             return open_store(text);
+             return without_gil([&] { return open_store(text); });
            }),
            py::arg("url"), py::kw_only(), py::arg("test_clock") = py::none(),
            "Opens the store of `url`. `test_clock` (tests only): a TestClock the store reads the time from, instead "
@@ -116,16 +82,16 @@ void bind_store(py::module_& m) {
           "shared", [](const Store& s) { return s.traits().shared; },
           "True for a store that other processes share (Redis, Redis Cluster).")
       .def("stats", &Store::stats,
-           "What the store holds now, without a round trip: a StoreStats (zeros for a network store, whose keys are "
-           "on the server).")
+           "What the store can tell of itself now, without a round trip: a StoreStats (its keys: zeros for a "
+           "network store, whose keys are on the server; its calls, circuits and connections: zeros for the memory "
+           "store).")
       .def("__repr__", [](const Store& s) { return "Store('" + s.describe() + "')"; });
 
   m.def(
       "open_shared_store",
       [](py::handle url) {
         const std::string text = to_string(url, "url");
-        py::gil_scoped_release nogil;
-        return open_shared_store(text);
+        return without_gil([&] { return open_shared_store(text); });
       },
       py::arg("url"),
       "The store of `url` as this process shares it (the core's open_shared_store): one Store per shared URL while "
@@ -133,18 +99,42 @@ void bind_store(py::module_& m) {
 }
 
 void bind_limiter(py::module_& m) {
+  m.def(
+      "check_policy",
+      [](py::handle policy, py::handle algorithm, py::handle burst, py::handle buckets) {
+        // What Limiter's constructor checks of a policy, without making a limiter: a limiter's name is counted
+        // (limiter_stats(), the metrics) from the moment it is made, so one made only to check a policy would leave
+        // a series of zeros behind. The one rule that is Limiter's own, no rate twice, is checked here too.
+        const std::string text = to_string(policy, "policy");
+        std::vector<Policy> policies =
+            make_policies(parse_rates(text), PolicyOptions{parse_algorithm(to_string(algorithm, "algorithm")),
+                                                           to_optional_int64(burst, "burst"),
+                                                           to_optional_int64(buckets, "buckets")});
+        for (size_t i = 0; i < policies.size(); ++i)
+          for (size_t j = 0; j < i; ++j)
+            if (storage_name(policies[i]) == storage_name(policies[j]))
+              throw InvalidArgument("the rate " + describe(policies[i]) + " appears twice in \"" + text.substr(0, 200) +
+                                    "\"");
+        return policies;
+      },
+      py::arg("policy"), py::kw_only(), py::arg("algorithm") = "fixed_window", py::arg("burst") = py::none(),
+      py::arg("buckets") = py::none(),
+      "The policies of `policy`, checked as Limiter(policy, ...) checks them (an InvalidArgumentError), without "
+      "making a limiter (whose name would count from then on).");
+
   py::class_<Limiter, std::shared_ptr<Limiter>> cls(m, "Limiter");
   add_fast_calls(cls);
   cls
       .def(py::init([](py::handle policy, std::shared_ptr<Store> store, py::handle algorithm, py::handle burst,
-                       py::handle buckets, py::handle prefix, py::handle on_store_error) {
+                       py::handle buckets, py::handle prefix, py::handle on_store_error, py::handle name) {
              if (!store) throw py::type_error("store must be a Store");
-             return std::make_shared<Limiter>(to_string(policy, "policy"), std::move(store),
-                                              limiter_options(algorithm, burst, buckets, prefix, on_store_error));
+             return std::make_shared<Limiter>(
+                 to_string(policy, "policy"), std::move(store),
+                 limiter_options(algorithm, burst, buckets, prefix, on_store_error, name));
            }),
            py::arg("policy"), py::arg("store"), py::kw_only(), py::arg("algorithm") = "fixed_window",
            py::arg("burst") = py::none(), py::arg("buckets") = py::none(), py::arg("prefix") = py::none(),
-           py::arg("on_store_error") = "raise")
+           py::arg("on_store_error") = "raise", py::arg("name") = py::none())
       .def(
           "reset",
           [](Limiter& self, py::handle key) {
@@ -188,6 +178,9 @@ void bind_limiter(py::module_& m) {
             });
           },
           py::arg("keys"), py::arg("cost") = 1)
+      .def_property_readonly("name", &Limiter::name,
+                             "What its figures are counted under: the name given, else the policy string.")
+      .def("stats", &Limiter::stats, "This limiter's decisions so far: a LimiterStats.")
       .def_property_readonly("policies", &Limiter::policies)
       .def_property_readonly("store", &Limiter::store)
       .def_property_readonly("max_cost", &Limiter::max_cost)

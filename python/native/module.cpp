@@ -13,6 +13,8 @@ PYBIND11_MODULE(_native, m) {
   rp::register_error_translator();
   rp::bind_decision(m);
   rp::bind_test_clock(m);
+  rp::bind_stats(m);
+  rp::bind_events(m);
   rp::bind_store(m);
   rp::bind_limiter(m);
   rp::bind_async(m);

@@ -138,8 +138,10 @@ def test_store_stats_count_states_and_evictions() -> None:
     assert stats.max_keys == 100 and 0 < stats.keys <= 100
     assert stats.keys + stats.evictions == 1000  # each state is held or was evicted, and counted
     assert repr(stats) == (
-        f"StoreStats(keys={stats.keys}, max_keys=100, evictions={stats.evictions}, local_denials=0, local_allows=0, "
-        "store_calls=0, sync_batches=0, invalidations=0)"
+        f"StoreStats(name='memory://?max_keys=100&shards=1', keys={stats.keys}, max_keys=100, "
+        f"evictions={stats.evictions}, expired_drops=0, local_denials=0, local_allows=0, store_calls=0, "
+        "sync_batches=0, invalidations=0, calls={'ok': 0, 'timeout': 0, 'unavailable': 0, 'error': 0}, "
+        "circuits_open=0, circuit_openings=0, connections_open=0)"
     )
     assert stats == store.stats() and hash(stats) == hash(store.stats()) and stats != empty
     assert isinstance(stats, ratewarden.StoreStats)

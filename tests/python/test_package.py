@@ -37,6 +37,9 @@ def test_public_api() -> None:
     assert set(ratewarden.__all__) == {
         "Decision", "Error", "InvalidArgumentError", "KeyList", "Limiter", "Paced", "Policy", "RateLimitTimeout",
         "Store", "StoreError", "StoreStats", "TestClock", "__version__", "open_store",
+        # Figures and events (test_metrics.py)
+        "Event", "LimiterStats", "MetricFamily", "limiter_stats", "metric_families", "off_event", "on_event",
+        "prometheus_text", "store_stats",
     }
     assert issubclass(ratewarden.RateLimitTimeout, ratewarden.Error)
     assert issubclass(ratewarden.RateLimitTimeout, TimeoutError)

@@ -43,3 +43,35 @@ def test_redis_calls_run_concurrently(slow_redis: str, method: str) -> None:
     four = time.perf_counter() - start
     # With the GIL held across the call, four threads would take 4x one thread's time.
     assert four < 2 * one, f"4 threads took {four:.3f} s, one thread {one:.3f} s"
+
+
+_DAEMONS_IN_STORE_CALLS_AT_EXIT = """
+import sys, threading, time
+import ratewarden
+
+limiter = ratewarden.Limiter("1000000/minute", sys.argv[1], prefix="exit", on_store_error="allow")
+methods = [limiter.hit, limiter.allow, limiter.peek, limiter.refund, limiter.reset, lambda k: limiter.hit_many([k]),
+           lambda k: ratewarden.KeyList("exit", limiter.store).contains(k)]
+for i, method in enumerate(methods * 2):
+    def loop(method=method, i=i):
+        while True:
+            method(f"k{i}")
+    threading.Thread(target=loop, daemon=True).start()
+time.sleep(0.2)
+"""
+
+
+@pytest.mark.parametrize("store", ["slow", "dead"])
+def test_exit_with_daemon_threads_in_store_calls(slow_redis: str, store: str) -> None:
+    # Daemon threads in every kind of blocking call (the GIL released) when the interpreter exits: Python ends each
+    # one as it comes back for the GIL (pthread_exit), which must unwind cleanly, never abort the process.
+    import subprocess
+    import sys
+
+    from redis_server import free_port
+
+    url = slow_redis if store == "slow" else f"redis://127.0.0.1:{free_port()}?connect_timeout=20ms&circuit_backoff=5ms"
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", _DAEMONS_IN_STORE_CALLS_AT_EXIT, url], capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0 and "terminate called" not in done.stderr, (done.returncode, done.stderr)

@@ -46,7 +46,8 @@ class Gate(Binding, Outcomes, Answers):
         self.address_key = access.address_key(options)
         self.skip = access.call(options.skip) if options.skip is not None else None
         self.failure_log = ThrottledLog()
-        self._limiters: Dict[int, Limiter] = {}  # by id() of a LimitSpec, which the adapter's registry keeps
+        # By id() of a LimitSpec (which the adapter's registry keeps) and the name of what it counts under.
+        self._limiters: Dict[Tuple[int, str], Limiter] = {}
         self._merged: Dict[Tuple[int, ...], Route] = {}  # by the id()s of routes, which their adapter keeps
         self._lock = threading.Lock()
         self.counts: Counter[str] = Counter()  # refused, shadow_refused, store_failures, key_failures (under _lock)

@@ -9,9 +9,10 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Mapping, Optional, 
 from ._client_key import DEFAULT_IPV6_SUBNET, check_ipv6_subnet
 from ._errors import InvalidArgumentError
 from ._headers import STYLES, sf_string
-from ._limiter import Limiter, open_store
+from ._limiter import open_store
+from ._limiter_name import rates_text
 from ._lists import KeyList
-from ._native import Store
+from ._native import Store, check_policy
 from .keys import KeyPart
 
 __all__ = ["COUNT_WHEN", "OPTIONS", "LimitSpec", "Options"]
@@ -137,7 +138,7 @@ class Options:
             policy = getattr(options, option)
             if policy is not None:
                 try:
-                    Limiter(policy, "memory://", algorithm=options.algorithm)
+                    check_policy(policy, algorithm=options.algorithm)
                 except InvalidArgumentError as error:
                     raise InvalidArgumentError(f"{name(option)}: {error}") from None
         return options
@@ -158,6 +159,7 @@ class LimitSpec:
     on_store_error: Optional[str] = None
     shadow: Optional[bool] = None
     count_when: Optional[Callable[[int], bool]] = None  # of the response's status: false refunds the request
+    rates: str = ""  # its rates as the core writes them ("5/60s"): the second half of its limiters' names
 
     @staticmethod
     def make(
@@ -175,7 +177,7 @@ class LimitSpec:
         count_when: Optional[Callable[[int], bool]] = None,
     ) -> "LimitSpec":
         """A spec, checked where it is written (import time), not on the first request."""
-        Limiter(policy, "memory://", algorithm=algorithm or "fixed_window", burst=burst)
+        policies = check_policy(policy, algorithm=algorithm or "fixed_window", burst=burst)
         if on_store_error is not None:
             _choice("on_store_error", on_store_error, STORE_ERROR_CHOICES)
         for text in (scope, name):
@@ -191,4 +193,4 @@ class LimitSpec:
                             f"got {count_when!r}")
         return LimitSpec(policy, key, scope, name, cost,
                          frozenset(m.upper() for m in methods) if methods is not None else None,
-                         algorithm, burst, on_store_error, shadow, count_when)
+                         algorithm, burst, on_store_error, shadow, count_when, rates_text(policies))

@@ -23,6 +23,11 @@ log = logging.getLogger("ratewarden")
 
 FAILURE_LOG_INTERVAL_S = 10.0
 
+# A store that is missing (refused, cut, timed out) is told of by the core's events on this same logger — "store
+# failed", then "store recovered", once a second at most per store (_events.py) — so a failure of that kind is not
+# logged here a second time. An error reply (the store is there but refused the call) has no event: it is.
+_TOLD_BY_EVENTS = frozenset(("store_unavailable", "store_timeout"))
+
 
 class ThrottledLog:
     """Logs a kind of event at most once per ``interval_s``, saying how many were not logged meanwhile: a store that
@@ -102,10 +107,11 @@ class Outcomes:
         with self._lock:
             self.counts["store_failures"] += 1
         mode = check.on_store_error
-        self.failure_log(logging.ERROR, "store", "ratewarden: the store failed (%s), rate limit %s %s: %s",
-                         error.code, check.spec.policy,
-                         {"allow": "skipped (fail open)", "deny": "refused (fail closed)"}.get(mode, "raised"),
-                         error)
+        if error.code not in _TOLD_BY_EVENTS:
+            self.failure_log(logging.ERROR, "store", "ratewarden: the store failed (%s), rate limit %s %s: %s",
+                             error.code, check.spec.policy,
+                             {"allow": "skipped (fail open)", "deny": "refused (fail closed)"}.get(mode, "raised"),
+                             error)
         if mode == "raise":
             raise error
         if mode == "allow":
@@ -135,8 +141,9 @@ class Outcomes:
     def _refund_failed(self, check: Check, error: StoreError) -> None:
         with self._lock:
             self.counts["store_failures"] += 1
-        self.failure_log(logging.ERROR, "store", "ratewarden: the store failed (%s), rate limit %s kept a hit its "
-                         "count_when did not count: %s", error.code, check.spec.policy, error)
+        if error.code not in _TOLD_BY_EVENTS:
+            self.failure_log(logging.ERROR, "store", "ratewarden: the store failed (%s), rate limit %s kept a hit its "
+                             "count_when did not count: %s", error.code, check.spec.policy, error)
 
 
 def _exhausted(limit: int, wait_us: int) -> Decision:

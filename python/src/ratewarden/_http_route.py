@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 from ._headers import Fields, Quota
 from ._http_options import LimitSpec, Options
 from ._limiter import Limiter
+from ._limiter_name import limiter_name
 from ._native import Decision
 from .keys import KeyPart
 
@@ -87,20 +88,23 @@ class Binding:
     lookups: bool
     settles: bool
     app_spec: Optional[LimitSpec]
-    _limiters: Dict[int, Limiter]
+    _limiters: Dict[Tuple[int, str], Limiter]
     _lock: threading.Lock
 
-    def limiter(self, spec: LimitSpec) -> Limiter:
-        limiter = self._limiters.get(id(spec))
+    def limiter(self, spec: LimitSpec, scope: str) -> Limiter:
+        """The limiter of ``spec`` counting under ``scope`` (a route's name, a shared scope, ``@app``): one per pair,
+        named after it (_limiter_name.py), so that its figures say which route's limit decided."""
+        name = limiter_name(scope, spec.rates)
+        limiter = self._limiters.get((id(spec), name))
         if limiter is None:
             with self._lock:
-                limiter = self._limiters.get(id(spec))
+                limiter = self._limiters.get((id(spec), name))
                 if limiter is None:
                     # "raise": the layer applies on_store_error itself, so that it knows the store failed (to log it,
                     # say so in a field, and not show a quota nobody computed).
-                    limiter = self._limiters[id(spec)] = Limiter(
+                    limiter = self._limiters[(id(spec), name)] = Limiter(
                         spec.policy, self.options.store, algorithm=spec.algorithm or self.options.algorithm,
-                        burst=spec.burst, prefix=self.options.prefix, on_store_error="raise")
+                        burst=spec.burst, prefix=self.options.prefix, on_store_error="raise", name=name)
         return limiter
 
     def key_function(self, key: Any, default: Any) -> Callable[[Any], Any]:
@@ -127,20 +131,23 @@ class Binding:
         ids = list(route_ids) if route_ids is not None else [route_id] * len(specs)
         if app_wide and self.app_spec:
             specs, ids = [self.app_spec, *specs], ["", *ids]
-        limiters = [self.limiter(s) for s in specs]
+        own: Counter[str] = Counter()
+        scopes: List[str] = []  # what each limit counts under: its keys' prefix, and its limiter's name
+        for spec, rid in zip(specs, ids):
+            if spec.scope is not None:
+                scopes.append(spec.scope)
+            else:
+                own[rid] += 1
+                scopes.append(rid if own[rid] == 1 else f"{rid}#{own[rid]}")
+        limiters = [self.limiter(s, scope) for s, scope in zip(specs, scopes)]
         names = iter(_distinct([s.name or route_name for s, l in zip(specs, limiters) for _ in l.policies]))
         checks: List[Check] = []
         quotas: List[List[Quota]] = []  # per limit, one per policy in its order: what decision.policy_index indexes
-        own: Counter[str] = Counter()
-        for spec, limiter, rid in zip(specs, limiters, ids):
+        for spec, limiter, scope in zip(specs, limiters, scopes):
             if spec.count_when is not None:
                 self.settles = True
             quotas.append([Quota(next(names), p.limit, p.period_us) for p in limiter.policies])
-            if spec.scope is not None:
-                prefix = f"{spec.scope}:"
-            else:
-                own[rid] += 1
-                prefix = f"{rid}:" if own[rid] == 1 else f"{rid}#{own[rid]}:"
+            prefix = f"{scope}:"
             checks.append(Check(
                 spec, limiter, self.key_function(spec.key, default_key),
                 spec.cost if isinstance(spec.cost, int) else self.access.call(spec.cost), prefix, spec.name or route_name,

@@ -31,6 +31,10 @@ class Limiter(Pacing, _native.Limiter):
     with the GIL released while they wait; ``ahit``, ``apeek``, ``arefund``, ``areset``, ``ahit_many``,
     ``areserve`` and ``acancel`` are their asyncio forms. A key is a ``str`` (UTF-8) or ``bytes`` of 1 to 4096 bytes.
     ``acquire``, ``aacquire`` and ``paced`` wait for a slot (``Pacing``, docs/pacing.md).
+
+    ``name`` (1 to 200 bytes; default: the policy string) is what its decisions are counted under: ``stats()``,
+    ``ratewarden.limiter_stats()`` and the ``limiter`` label of the metrics (docs/python.md, "Metrics and events").
+    Limiters of one name count together; name them after what they protect, never after a key.
     """
 
     def __init__(
@@ -43,6 +47,7 @@ class Limiter(Pacing, _native.Limiter):
         buckets: Optional[int] = None,
         prefix: Optional[str] = None,
         on_store_error: str = "raise",
+        name: Optional[str] = None,
     ) -> None:
         if isinstance(store, str):
             store = open_store(store)
@@ -55,6 +60,7 @@ class Limiter(Pacing, _native.Limiter):
             buckets=buckets,
             prefix=prefix,
             on_store_error=on_store_error,
+            name=name,
         )
 
     async def ahit(self, key: Key, cost: int = 1) -> Decision:
@@ -122,7 +128,8 @@ class Limiter(Pacing, _native.Limiter):
 
     def __repr__(self) -> str:
         policy = "; ".join(str(p) for p in self.policies)
-        return f"Limiter({policy!r}, store={self.store!r}, algorithm={self.algorithm!r}, prefix={self.prefix!r})"
+        return (f"Limiter({policy!r}, store={self.store!r}, algorithm={self.algorithm!r}, prefix={self.prefix!r}, "
+                f"name={self.name!r})")
 
 
 # One Completions per event loop: its eventfd is the loop's reader for every asynchronous call made on it. The
