@@ -21,13 +21,20 @@ std::string policy_of(int64_t duration_us) {
   return ms <= 1000000000 ? "1/" + std::to_string(ms) + "ms" : "1/" + std::to_string((ms + 999) / 1000) + "s";
 }
 
+// The list's entries are a limiter's decisions: counted under "list:<name>" (stats.hpp), not a policy string.
+LimiterOptions limiter_options(const std::string& name) {
+  LimiterOptions o;
+  o.name = "list:" + name;
+  return o;
+}
+
 }  // namespace
 
 KeyList::KeyList(std::string name, std::shared_ptr<Store> store, int64_t duration_us)
     : name_(checked_name(std::move(name))),
       duration_us_(duration_us),
       policy_(policy_of(duration_us)),
-      limiter_(policy_, std::move(store)) {}
+      limiter_(policy_, std::move(store), limiter_options(name_)) {}
 
 std::string KeyList::entry_key(std::string_view key) const {
   std::string k = "list:" + name_ + ":";

@@ -28,7 +28,9 @@ class KeyList {
     this.#native = new native.KeyList(name, Store.native(s), us);
     this.name = name;
     this.durationMs = durationMs;
-    this.#limiter = new Limiter({ policy: this.#native.policy, store: s, algorithm: 'fixed_window' });
+    this.#limiter = new Limiter({
+      policy: this.#native.policy, store: s, algorithm: 'fixed_window', name: `list:${name}`,
+    });
   }
 
   get store() {

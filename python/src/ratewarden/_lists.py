@@ -44,7 +44,7 @@ class KeyList(_native.KeyList):
     def _async(self) -> Limiter:
         """The limiter of the asyncio forms: the list's policy on its store (the core's entries, the same keys)."""
         if self._limiter is None:
-            self._limiter = Limiter(self.policy, self.store, algorithm="fixed_window")
+            self._limiter = Limiter(self.policy, self.store, algorithm="fixed_window", name=f"list:{self.name}")
         return self._limiter
 
     async def aadd(self, key: Key) -> None:
