@@ -60,6 +60,26 @@ test('a worker thread terminated with calls in flight; the main thread goes on',
   assert.equal((await limiter.hit('after-worker')).allowed, true);
 });
 
+// The native Limiter's own functions (hitSync, allowSync, ...) hold its C++ object. They reach JS only once its
+// constructor can no longer fail, in one step that runs no JS: a constructor that fails frees that object, and in a
+// worker being terminated V8 still hands the object to JS (node-addon-api cannot throw there), whose code then
+// called allowSync() into freed memory (node/src/limiter_wrap.cc). Here a subclass's setters would see them, and the
+// second one would make the constructor fail.
+test('a native Limiter hands JS its own functions last, running no JS: a failed constructor leaves none behind', () => {
+  const native = require('../../node/lib/native');
+  const store = new native.Store('memory://');
+  let seen;
+  class Spy extends native.Limiter {
+    set allowSync(fn) { seen = fn; }
+    set peekSync(fn) { throw new Error('a setter refused it'); }
+  }
+  assert.throws(() => new Spy(store, 'nonsense', {}, new Float64Array(9)), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
+  const limiter = new Spy(store, '2/minute', {}, new Float64Array(9));
+  assert.equal(seen, undefined);
+  assert.ok(Object.hasOwn(limiter, 'allowSync') && Object.hasOwn(limiter, 'peekSync'));
+  assert.deepEqual([limiter.allowSync('k'), limiter.allowSync('k'), limiter.allowSync('k')], [true, true, false]);
+});
+
 test('a Store whose JS object is collected is destroyed: its connections close', () => {
   const r = runNode(`
     const fs = require('node:fs');
