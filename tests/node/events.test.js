@@ -23,9 +23,17 @@ function evict(maxKeys) {
   return store.describe();
 }
 
-const nextEvent = (match) => new Promise((resolve) => {
+// The first event that `match`es. Events keep no loop alive (nothing of the package does), so the wait holds the
+// loop open itself: without it, a test whose last handle was a worker just terminated saw its process end before
+// the event arrived ("Promise resolution is still pending but the event loop has already resolved").
+const nextEvent = (match) => new Promise((resolve, reject) => {
+  const timer = setTimeout(() => {
+    events.off('event', listener);
+    reject(new Error('no such event within 10 s'));
+  }, 10000);
   const listener = (e) => {
     if (!match(e)) return;
+    clearTimeout(timer);
     events.off('event', listener);
     resolve(e);
   };
