@@ -33,11 +33,15 @@ function expressApp(express, { app: global, routes, trustProxy }) {
 
 function listening(server) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(wrap(server, () =>
-    new Promise((done) => server.close(done))))));
+    new Promise((done) => {
+      server.close(done);
+      server.closeAllConnections();  // a client's socket left open must not hold the test for keepAliveTimeout
+    })))));
 }
 
 async function fastifyApp({ app: global, routes, trustProxy }) {
-  const app = require('fastify')({ trustProxy: trustProxy ?? false });
+  // forceCloseConnections: close() ends a client's socket left open, rather than wait out Fastify's 72 s keep-alive.
+  const app = require('fastify')({ trustProxy: trustProxy ?? false, forceCloseConnections: true });
   app.addHook('onRequest', (request, reply, done) => {
     request.user = user(request.headers);
     done();
