@@ -79,17 +79,20 @@ int64_t resident_kib() {
   return -1;
 }
 
+// AddressSanitizer keeps freed memory in quarantine, so RSS says nothing there, and every call costs ~10x: under it
+// these tests check the same answers on a smaller flood and leave the measures (memory, time) to the plain build.
 #if defined(__SANITIZE_ADDRESS__)
-constexpr bool kMeasuresMemory = false;  // AddressSanitizer keeps freed memory in quarantine: RSS says nothing
+constexpr bool kMeasures = false;
 #else
-constexpr bool kMeasuresMemory = true;
+constexpr bool kMeasures = true;
 #endif
 
 TEST(MemoryBound, AFloodOfDistinctKeysStaysWithinTheBound) {
   auto store = open_store("memory://?max_keys=100000");
   Limiter limiter("1/hour", store);
+  const int64_t flood = kMeasures ? 5000000 : 1000000;
   int64_t resident_at_1m = 0;
-  for (int64_t i = 0; i < 5000000; ++i) {
+  for (int64_t i = 0; i < flood; ++i) {
     ASSERT_TRUE(limiter.hit("flood:" + std::to_string(i)).allowed);
     if ((i + 1) % 500000 == 0) {
       ASSERT_LE(store->stats().keys, 100000) << i;
@@ -98,12 +101,12 @@ TEST(MemoryBound, AFloodOfDistinctKeysStaysWithinTheBound) {
   }
   const StoreStats stats = store->stats();
   EXPECT_EQ(stats.keys, 100000);
-  EXPECT_EQ(stats.evictions, 4900000);
-  if (kMeasuresMemory) {
+  EXPECT_EQ(stats.evictions, flood - 100000);
+  if (kMeasures) {
     EXPECT_LE(resident_kib() - resident_at_1m, 16 * 1024) << "memory grew with the flood";
   }
   // The most recent keys are the ones kept.
-  EXPECT_FALSE(limiter.hit("flood:4999999").allowed);
+  EXPECT_FALSE(limiter.hit("flood:" + std::to_string(flood - 1)).allowed);
   EXPECT_TRUE(limiter.hit("flood:0").allowed);
 }
 
@@ -130,11 +133,13 @@ TEST(MemoryBound, KeysChosenAgainstTheOldHashCostWhatRandomKeysCost) {
     return thread_cpu_seconds() - start;
   };
   double best_chosen = 1e9, best_random = 1e9;
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < (kMeasures ? 3 : 1); ++round) {
     best_chosen = std::min(best_chosen, seconds_for(chosen));
     best_random = std::min(best_random, seconds_for(random));
   }
-  EXPECT_LE(best_chosen, 2 * best_random) << best_chosen << " s against " << best_random << " s";
+  if (kMeasures) {
+    EXPECT_LE(best_chosen, 2 * best_random) << best_chosen << " s against " << best_random << " s";
+  }
 }
 
 }  // namespace
