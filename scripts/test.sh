@@ -19,6 +19,11 @@ step() {
 step "system packages (scripts/setup.sh)"
 scripts/setup.sh
 jobs=$(nproc)
+# The packages compile the same core files several times (the Python step's wheel, a wheel per CPython, the npm
+# prebuilt, the tarball built from source), each from a folder of its own: ccache compiles them once. BASEDIR=/ keys
+# the cache on paths relative to each build folder, which are the same in every copy of the sources.
+export CCACHE_DIR=${CCACHE_DIR:-$PWD/build-ccache} CCACHE_BASEDIR=/ CCACHE_NOHASHDIR=1
+export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
 
 run_suite() {  # name, build dir, ctest filter, cmake options...
   local name=$1 dir=$2 filter=$3

@@ -65,6 +65,10 @@ EVERYDAY = ["sh", "bash", "env", "node", "npm", "npx", "cat", "ls", "mkdir", "rm
             "uname", "tar", "gzip", "grep", "sed", "dirname", "basename", "readlink", "which", "id", "head", "tail"]
 LEAKS = ("libhiredis", "libssl", "libcrypto", "libpq")
 CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS")
+# What points a build at a compiler, by prefix (CMAKE_*_COMPILER_LAUNCHER: scripts/test.sh's ccache), left out of a
+# machine without one.
+COMPILER_VARIABLES = ("CC", "CXX", "CFLAGS", "CXXFLAGS", "CPATH", "LD_LIBRARY_PATH", "PKG_CONFIG", "CMAKE_C_COMPILER",
+                      "CMAKE_CXX_COMPILER")
 NODE_MAJORS = "22 24 26"  # the Node majors in support (LTS) besides the machine's own
 times: Dict[str, float] = {}
 verdicts: List[Tuple[str, str, float, str]] = []  # (what, pass or FAIL, seconds, detail)
@@ -134,8 +138,7 @@ class NoCompiler:
     def env(self) -> dict:
         """The environment of an install on this PATH; forgets the calls of earlier checks."""
         self.called.unlink(missing_ok=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CC", "CXX", "CFLAGS", "CXXFLAGS", "CPATH",
-                                                                          "LD_LIBRARY_PATH", "PKG_CONFIG"))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(COMPILER_VARIABLES)}
         env.update(PATH=self.path, PKG_CONFIG_LIBDIR="/nonexistent", PKG_CONFIG_PATH="",
                    npm_config_nodedir="/nonexistent")
         return env
@@ -237,7 +240,8 @@ def sdist_without_build_deps(python: Path, sdist: Path, work: Path) -> str:
     for name in EVERYDAY + ["cmake", "ninja"]:  # no compiler, no pkg-config
         if shutil.which(name):
             (only_cmake / name).symlink_to(shutil.which(name))
-    cases = [("without a compiler", dict(os.environ, PATH=str(only_cmake)), "ratewarden: no C compiler"),
+    without = {k: v for k, v in os.environ.items() if not k.startswith(COMPILER_VARIABLES)}
+    cases = [("without a compiler", dict(without, PATH=str(only_cmake)), "ratewarden: no C compiler"),
              ("without hiredis", dict(os.environ, PKG_CONFIG_LIBDIR=str(work / "no-pc")),
               "ratewarden: hiredis was not found")]
     said = []
