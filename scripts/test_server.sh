@@ -16,9 +16,9 @@ if [ ! -x "$build/server/ratewarden-server" ]; then
   cmake --build "$build" --target ratewarden-server -j "$(nproc)"
 fi
 venv=.venv
-echo "== server tests (venv $venv: ratewarden, pytest, flask, grpcio, grpcio-tools) =="
+echo "== server tests (venv $venv: ratewarden, pytest, flask, grpcio, grpcio-tools, pyyaml) =="
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/python" -m pip install -q pytest "flask>=3,<4" grpcio grpcio-tools
+"$venv/bin/python" -m pip install -q pytest "flask>=3,<4" grpcio grpcio-tools pyyaml
 "$venv/bin/python" -P -c "import ratewarden" 2>/dev/null || "$venv/bin/python" -m pip install -q .
 RATEWARDEN_SERVER="$PWD/$build/server/ratewarden-server" \
   "$venv/bin/python" -P -m pytest -q -p no:cacheprovider "${@:-tests/server}"
