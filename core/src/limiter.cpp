@@ -178,6 +178,8 @@ void Limiter::count(Mode mode, const Decision& d, int64_t cost, bool fallback) c
   if (counted(mode)) counts_->add(d.allowed, cost, fallback);
 }
 
+void Limiter::count_fallback(bool allowed, int64_t cost) const { counts_->add(allowed, cost, true); }
+
 LimiterStats Limiter::stats() const {
   LimiterStats s = counts_->totals();
   s.name = counts_->name();

@@ -338,7 +338,7 @@ class HttpLimiter {
         return this.#respond(this.#blockDecision(blockedMs), state, key, limiter);
       }
     } catch (error) {
-      return this.#failed(error);
+      return this.#failed(error, limiter);
     }
     const plan = await this.#hit(key, state, limiter);
     if (plan.kind === DENY && this.blocked !== undefined && plan.decision !== undefined) {
@@ -372,11 +372,11 @@ class HttpLimiter {
       try {
         d = limiter.hitSync(key);
       } catch (error) {
-        return this.#failed(error);
+        return this.#failed(error, limiter);
       }
       return this.#respond(d, state, key, limiter);
     }
-    return limiter.hit(key).then((d) => this.#respond(d, state, key, limiter), (error) => this.#failed(error));
+    return limiter.hit(key).then((d) => this.#respond(d, state, key, limiter), (error) => this.#failed(error, limiter));
   }
 
   #respond(d, state, key, limiter) {
@@ -447,11 +447,14 @@ class HttpLimiter {
   }
 
   // A key the core refuses (over 4096 bytes) is a key error; a store failure goes by onStoreError.
-  #failed(error) {
+  #failed(error, limiter) {
     if (error.code === 'ERR_RATEWARDEN_INVALID_ARGUMENT') return this.#keyError(error);
     if (!(error.code in SKIPPED)) return failure(error);
     this.metrics.storeErrors++;
     if (this.onStoreError === 'raise') return failure(error);
+    // Counted where the core counts its own onStoreError decisions (ratewarden_decisions_total, fallbacks): a
+    // refusal in shadow mode too, as a decision the store made would be.
+    Limiter.countFallback(limiter, this.onStoreError === 'allow');
     // A store that cannot be reached (or timed out) is logged once when it fails and once when it answers again,
     // from the core's events (http_store_log.js); an error reply is no change of the store's health: logged here,
     // rate-limited.

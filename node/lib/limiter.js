@@ -59,6 +59,12 @@ class Limiter {
     return this.#native.stats();
   }
 
+  // For the HTTP layer (http.js), which applies onStoreError itself: a decision it made without the store, counted
+  // in this limiter's figures as a fallback, where the core counts its own.
+  static countFallback(limiter, allowed) {
+    limiter.#native.countFallback(allowed);
+  }
+
   // The rates of the policy: [{ algorithm, limit, periodMs, capacity }].
   get policies() {
     if (this.#policies === undefined) this.#policies = Object.freeze(this.#native.policies().map(Object.freeze));

@@ -146,6 +146,7 @@ Napi::Function LimiterWrap::define(Napi::Env env) {
                       InstanceMethod<&LimiterWrap::cancel>("cancel"),
                       InstanceMethod<&LimiterWrap::policies>("policies"),
                       InstanceMethod<&LimiterWrap::stats>("stats"),
+                      InstanceMethod<&LimiterWrap::count_fallback>("countFallback"),
                       InstanceAccessor<&LimiterWrap::get_name>("name")});
 }
 
@@ -331,6 +332,11 @@ Napi::Value LimiterWrap::policies(const Napi::CallbackInfo& info) {
 
 Napi::Value LimiterWrap::stats(const Napi::CallbackInfo& info) {
   return limiter_stats_object(info.Env(), limiter_->stats());
+}
+
+// For the HTTP layer, which applies onStoreError itself: a decision it made without the store, counted as a fallback.
+void LimiterWrap::count_fallback(const Napi::CallbackInfo& info) {
+  limiter_->count_fallback(info[0].ToBoolean().Value(), 1);
 }
 
 Napi::Value LimiterWrap::get_name(const Napi::CallbackInfo& info) {

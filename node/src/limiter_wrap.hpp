@@ -59,6 +59,7 @@ class LimiterWrap : public Napi::ObjectWrap<LimiterWrap> {
   Napi::Value policies(const Napi::CallbackInfo& info);
   // {name, allowed, denied, cost, fallbacks}: the core's LimiterStats of this limiter.
   Napi::Value stats(const Napi::CallbackInfo& info);
+  void count_fallback(const Napi::CallbackInfo& info);
   // What its figures are counted under: the name option, else the policy string (the core's rule).
   Napi::Value get_name(const Napi::CallbackInfo& info);
 

@@ -181,6 +181,9 @@ void bind_limiter(py::module_& m) {
       .def_property_readonly("name", &Limiter::name,
                              "What its figures are counted under: the name given, else the policy string.")
       .def("stats", &Limiter::stats, "This limiter's decisions so far: a LimiterStats.")
+      .def("_count_fallback", &Limiter::count_fallback, py::arg("allowed"), py::arg("cost") = 1,
+           "For the HTTP adapters, which apply on_store_error themselves: counts a decision they made without the "
+           "store in this limiter's figures, as a fallback.")
       .def_property_readonly("policies", &Limiter::policies)
       .def_property_readonly("store", &Limiter::store)
       .def_property_readonly("max_cost", &Limiter::max_cost)

@@ -354,6 +354,36 @@ describe('an Express app scraped over HTTP after a known load', () => {
   }
 });
 
+test('Express with its Redis killed: every request is a decision, and the fallbacks say which (fail open)', async () => {
+  const server = new RedisServer();
+  await server.start();
+  try {
+    const base = `/${name('killed')}`;
+    const store = `${server.url}?timeout=200ms&connect_timeout=200ms&circuit_failures=2&prefix=${name('killed')}`;
+    const app = await metricsApp(base, store);
+    try {
+      const get = () => app.get(`${base}/items/1`, { 'x-client': 'a' }).then((r) => r.status);
+      const before = [];
+      for (let i = 0; i < 7; i++) before.push(await get());
+      await server.kill();
+      const during = [];
+      for (let i = 0; i < 6; i++) during.push(await get());
+      assert.deepEqual([before, during], [[200, 200, 200, 200, 200, 429, 429], [200, 200, 200, 200, 200, 200]]);
+      const scraped = (await app.get('/metrics')).body;
+      const route = `${base}/items/:id 5/60s`;
+      assert.deepEqual([valueIn(scraped, `ratewarden_decisions_total{limiter="${route}",outcome="allowed"}`),
+        valueIn(scraped, `ratewarden_decisions_total{limiter="${route}",outcome="denied"}`),
+        valueIn(scraped, `ratewarden_fallback_decisions_total{limiter="${route}"}`)], [11, 2, 6], scraped);
+      const circuit = scraped.split('\n').find((l) => l.startsWith(`ratewarden_circuit_open{store="${server.url}/`));
+      assert.ok(circuit !== undefined && circuit.endsWith(' 1'), scraped);
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await server.close();
+  }
+});
+
 describe('the HTTP adapters name their limiters', () => {
   for (const framework of FRAMEWORKS) {
     test(`${framework}: a route's limits count under "<route> <rates>", others under "<scope> <rates>"`, async () => {

@@ -155,3 +155,31 @@ def test_fastapi_under_uvicorn_serves_its_figures_at_metrics() -> None:
     assert (d[("/users/:user_id 2/60s", "allowed")], d[("/users/:user_id 2/60s", "denied")]) == (2, 3)
     assert decisions(again) == d
     assert 'ratewarden_memory_max_keys{store="memory://' in text
+
+
+def samples(text: str, name: str) -> Dict[Tuple[Tuple[str, str], ...], float]:
+    """The samples of one metric, by their labels."""
+    return {tuple(sorted(s.labels.items())): s.value for family in text_string_to_metric_families(text)
+            for s in family.samples if s.name == name}
+
+
+def test_redis_killed_under_fastapi_every_request_is_a_decision_and_fallbacks_say_which(
+        own_redis: RedisServer) -> None:
+    port = free_port()
+    store = own_redis.url + "?timeout=200ms&connect_timeout=200ms&circuit_failures=2"
+    env = {"RW_TEST_STORE": store, "RW_TEST_PREFIX": "metrics-killed"}
+    cmd = [sys.executable, "-m", "uvicorn", "metrics_asgi_app:app", "--host", "127.0.0.1", "--port", str(port),
+           "--app-dir", str(APPS), "--log-level", "warning"]
+    with serve(cmd, port, env):
+        before = [request(port, "POST", "/login", {"username": "alice"})[0] for _ in range(7)]
+        own_redis.kill()
+        during = [request(port, "POST", "/login", {"username": "alice"})[0] for _ in range(6)]
+        status, text = request(port, "GET", "/metrics/")
+    assert (before, during, status) == ([200] * 5 + [429] * 2, [200] * 6, 200)  # fail open, the adapters' default
+    promtool(text)
+    d = decisions(text)
+    assert (d[("/login 5/60s", "allowed")], d[("/login 5/60s", "denied")]) == (11, 2)  # 13 requests, 13 decisions
+    assert samples(text, "ratewarden_fallback_decisions_total")[(("limiter", "/login 5/60s"),)] == 6
+    errors = samples(text, "ratewarden_store_errors_total")
+    assert sum(v for labels, v in errors.items() if dict(labels)["store"].startswith(own_redis.url)) >= 2
+    assert samples(text, "ratewarden_circuit_open") and max(samples(text, "ratewarden_circuit_open").values()) == 1

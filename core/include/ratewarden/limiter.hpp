@@ -120,6 +120,9 @@ class Limiter {
   std::string storage_key(std::string_view key, size_t index) const;
   // Throws InvalidArgument for a key or cost that no call accepts.
   void validate(std::string_view key, int64_t cost) const;
+  // Counts, in this limiter's figures, a decision made without the store by a layer that applies on_store_error
+  // itself (the HTTP adapters: they must know the store failed, to say so), as the limiter counts its own.
+  void count_fallback(bool allowed, int64_t cost) const;
 
  private:
   // `mode_arg`: StoreCall::max_wait_us for reserve, StoreCall::ticket for cancel.

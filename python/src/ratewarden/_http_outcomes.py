@@ -114,6 +114,9 @@ class Outcomes:
                              error)
         if mode == "raise":
             raise error
+        # Counted where the core counts its own on_store_error decisions (ratewarden_decisions_total, fallbacks):
+        # a refusal in shadow mode too, as a decision the store made would be.
+        check.limiter._count_fallback(mode == "allow", check.cost if check.cost.__class__ is int else 1)
         if mode == "allow":
             checked.store_failure = error.code.replace("_", "-")  # store-unavailable: Node's value too
             return False
