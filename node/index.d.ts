@@ -285,6 +285,8 @@ export interface MetricFamily {
   readonly name: string;
   readonly type: 'counter' | 'gauge' | 'histogram';
   readonly help: string;
+  /** The unit as OpenTelemetry writes it: 's', or what is counted in braces ('{decision}'). */
+  readonly unit: string;
   /** Counters and gauges. */
   readonly samples: readonly { readonly labels: Labels; readonly value: number }[];
   /** Histograms: buckets are [upper bound (Infinity last), cumulative count]. */

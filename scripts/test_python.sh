@@ -2,8 +2,9 @@
 # The Python package as a user gets it: `pip wheel .` (build isolation: scikit-build-core and pybind11 from PyPI),
 # the wheel installed into a fresh venv, then pytest (and gunicorn, for the prefork test) against the installed package and real
 # redis-server processes — with the current Flask 3.x (and FastAPI, Starlette, Django, uvicorn for the other HTTP
-# adapters: tests/python/test_adapters.py) and prometheus_client (ratewarden.prometheus: tests/python/test_metrics.py),
-# and again in a second venv with Flask 2.2 (the Flask tests only).
+# adapters: tests/python/test_adapters.py), prometheus_client (ratewarden.prometheus: tests/python/test_metrics.py) and
+# the OpenTelemetry API, SDK and exporter to Prometheus (ratewarden.opentelemetry: tests/python/test_otel.py), and
+# again in a second venv with Flask 2.2 (the Flask tests only).
 # Arguments go to pytest in place of tests/python, in the first venv only:
 #   scripts/test_python.sh tests/python/test_flask.py -k refusal
 set -euo pipefail
@@ -33,7 +34,7 @@ run_suite() {  # venv directory, pytest options, then the requirements
 
 rm -rf "$wheels"
 run_suite .venv "" "flask>=3,<4" "fastapi>=0.100" "uvicorn>=0.20" "django>=4.2,<6" python-multipart \
-  "prometheus-client>=0.16"
+  "prometheus-client>=0.16" "opentelemetry-api>=1.12" "opentelemetry-sdk>=1.12" opentelemetry-exporter-prometheus
 [ $# -eq 0 ] || exit 0  # a chosen test: the first venv's run is the one asked for
 # The Flask tests only: the rest does not depend on Flask's version, and ran above.
 tests=(tests/python/test_flask.py tests/python/test_http_vectors.py

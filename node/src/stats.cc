@@ -29,12 +29,14 @@ Napi::Object labels_object(Napi::Env env, const ratewarden::Labels& labels) {
   return out;
 }
 
-// { name, type, help, samples: [{ labels, value }], histograms: [{ labels, buckets: [[le, cumulative]], sum, count }] }
+// { name, type, help, unit, samples: [{ labels, value }],
+//   histograms: [{ labels, buckets: [[le, cumulative]], sum, count }] }
 Napi::Object family_object(Napi::Env env, const MetricFamily& f) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("name", f.name);
   out.Set("type", type_name(f.type));
   out.Set("help", f.help);
+  out.Set("unit", f.unit);
   Napi::Array samples = Napi::Array::New(env, f.samples.size());
   for (uint32_t i = 0; i < f.samples.size(); ++i) {
     Napi::Object s = Napi::Object::New(env);
@@ -95,22 +97,12 @@ Napi::Value prometheus_text(const Napi::CallbackInfo& info) {
   return Napi::String::New(env, guarded(env, [] { return ratewarden::prometheus_text(families_now()); }));
 }
 
-// metricCatalog(): every family the core can give — [{ name, type, help, labelNames }] — for exporters that declare
-// their series before the first scrape (node/lib/prometheus.js). The core leaves out a family of no sample, and a
-// store's families appear only for what it is; so the catalog is the core's families of one limiter and of two
-// stores that are everything a store can be (in-process; network, hybrid and PostgreSQL at once).
+// metricCatalog(): every family the core can give — [{ name, type, help, unit, labelNames }] — for exporters that
+// declare their series before the first scrape (node/lib/prometheus.js, node/lib/opentelemetry.js): the core's
+// metric_catalog().
 Napi::Value metric_catalog(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const std::vector<MetricFamily> all = guarded(env, [] {
-    ratewarden::LimiterStats limiter;
-    limiter.name = "catalog";
-    ratewarden::StoreStats in_process, network;
-    in_process.name = "catalog-memory";
-    network.name = "catalog-network";
-    network.network = network.hybrid = true;
-    network.pool_size = 1;
-    return ratewarden::metric_families({limiter}, {in_process, network});
-  });
+  const std::vector<MetricFamily> all = guarded(env, [] { return ratewarden::metric_catalog(); });
   Napi::Array out = Napi::Array::New(env, all.size());
   for (uint32_t i = 0; i < all.size(); ++i) {
     const MetricFamily& f = all[i];
@@ -123,6 +115,7 @@ Napi::Value metric_catalog(const Napi::CallbackInfo& info) {
     o.Set("name", f.name);
     o.Set("type", type_name(f.type));
     o.Set("help", f.help);
+    o.Set("unit", f.unit);
     o.Set("labelNames", names);
     out.Set(i, o);
   }

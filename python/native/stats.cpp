@@ -178,6 +178,8 @@ void bind_families(py::module_& m) {
       .def_property_readonly("type", [](const MetricFamily& f) { return type_name(f.type); },
                              "'counter', 'gauge' or 'histogram'.")
       .def_readonly("help", &MetricFamily::help)
+      .def_readonly("unit", &MetricFamily::unit,
+                    "The unit, as OpenTelemetry writes it: 's', or what is counted in braces ('{decision}').")
       .def_property_readonly(
           "samples",
           [](const MetricFamily& f) {
@@ -207,6 +209,9 @@ void bind_stats(py::module_& m) {
   m.def(
       "metric_families", [] { return metric_families(); },
       "The process's figures as metric families (the core's names, types, help texts and labels).");
+  m.def("metric_catalog", &metric_catalog,
+        "Every family metric_families() can give, each with one series whose labels name the family's labels (for "
+        "exporters that declare their instruments before the figures exist: ratewarden.opentelemetry).");
   m.def(
       "prometheus_text", [] { return prometheus_text(metric_families()); },
       "The process's figures in the Prometheus text exposition format (0.0.4).");

@@ -16,7 +16,7 @@ std::vector<MetricFamily> ServerMetrics::families() const {
   static const char* const names[] = {"ok", "over_limit", "error"};
   MetricFamily requests{"ratewarden_server_request_duration_seconds",
                         "ShouldRateLimit calls (gRPC and /json) by outcome, from the request to its answer",
-                        MetricFamily::Type::histogram, {}, {}};
+                        MetricFamily::Type::histogram, {}, {}, "s"};
   for (int o = 0; o < kOutcomes; ++o) {
     HistogramSample h{{{"outcome", names[o]}}, {}, 0, 0};
     for (size_t b = 0; b <= kDurationBuckets.size(); ++b) {
@@ -27,7 +27,7 @@ std::vector<MetricFamily> ServerMetrics::families() const {
     requests.histograms.push_back(std::move(h));
   }
   MetricFamily loads{"ratewarden_server_config_loads_total", "Configuration loads (at start, SIGHUP, file changes)",
-                     MetricFamily::Type::counter, {}, {}};
+                     MetricFamily::Type::counter, {}, {}, "{load}"};
   loads.samples.push_back(Sample{{{"result", "success"}}, static_cast<double>(loads_ok_.load())});
   loads.samples.push_back(Sample{{{"result", "error"}}, static_cast<double>(loads_failed_.load())});
   return {std::move(requests), std::move(loads)};

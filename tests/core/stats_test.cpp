@@ -1,5 +1,6 @@
 // The figures (ratewarden/stats.hpp) and events (ratewarden/events.hpp): counted as the calls were made, on the
 // memory store and on a real redis-server that dies; bounded; never going back when limiters and stores go.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -285,6 +286,49 @@ TEST(MetricFamilies, AnyNumberOfFamiliesBeforeANetworkStoresAreSafe) {
                         "outcome=\"timeout\"} 2\n"),
               std::string::npos)
         << text;
+  }
+}
+
+// The catalog (what exporters declare before any figure exists: the OpenTelemetry instruments) has every family that
+// figures of any kind give, with the same type, unit and label names; a unit is "s" exactly for the _seconds
+// families, what is counted in braces for the others.
+TEST(MetricFamilies, TheCatalogHasEveryFamilyWithItsTypeUnitAndLabels) {
+  const std::vector<MetricFamily> catalog = metric_catalog();
+  auto label_names = [](const MetricFamily& f) {
+    const Labels& labels = !f.samples.empty() ? f.samples[0].labels : f.histograms.at(0).labels;
+    std::vector<std::string> names;
+    for (const auto& label : labels) names.push_back(label.first);
+    return names;
+  };
+  LimiterStats limiter;
+  limiter.name = "l";
+  StoreStats memory, redis, hybrid, postgres;
+  memory.name = "memory://";
+  redis.name = "redis://127.0.0.1:1/0";
+  redis.network = true;
+  hybrid.name = "redis://127.0.0.1:1/0?mode=async";
+  hybrid.network = hybrid.hybrid = true;
+  postgres.name = "postgres://127.0.0.1:1/db";
+  postgres.network = true;
+  postgres.pool_size = 4;
+  const std::vector<MetricFamily> all = metric_families({limiter}, {memory, redis, hybrid, postgres});
+  ASSERT_EQ(all.size(), catalog.size());
+  for (const MetricFamily& f : all) {
+    const auto in_catalog = std::find_if(catalog.begin(), catalog.end(), [&](const MetricFamily& c) {
+      return c.name == f.name;
+    });
+    ASSERT_NE(in_catalog, catalog.end()) << f.name;
+    const MetricFamily& c = *in_catalog;
+    EXPECT_EQ(c.type, f.type) << f.name;
+    EXPECT_EQ(c.unit, f.unit) << f.name;
+    EXPECT_EQ(c.help, f.help) << f.name;
+    EXPECT_EQ(label_names(c), label_names(f)) << f.name;
+    const bool seconds = f.name.size() > 8 && f.name.compare(f.name.size() - 8, 8, "_seconds") == 0;
+    if (seconds) {
+      EXPECT_EQ(f.unit, "s") << f.name;
+    } else {
+      EXPECT_TRUE(f.unit.size() > 2 && f.unit.front() == '{' && f.unit.back() == '}') << f.name << ": " << f.unit;
+    }
   }
 }
 

@@ -6,7 +6,8 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 
 test('import and require give the same adapters', async () => {
-  for (const name of ['ratewarden', 'ratewarden/express', 'ratewarden/fastify', 'ratewarden/koa']) {
+  for (const name of ['ratewarden', 'ratewarden/express', 'ratewarden/fastify', 'ratewarden/koa',
+    'ratewarden/opentelemetry']) {
     const cjs = require(name);
     const esm = await import(name);
     assert.equal(esm.default, cjs, name);

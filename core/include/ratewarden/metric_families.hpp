@@ -29,11 +29,14 @@ struct HistogramSample {
 
 struct MetricFamily {
   enum class Type { counter, gauge, histogram };
-  std::string name;  // counters end in _total
+  std::string name;  // counters end in _total; a name that ends in _seconds has the unit "s"
   std::string help;
   Type type = Type::gauge;
   std::vector<Sample> samples;                // counters and gauges
   std::vector<HistogramSample> histograms;    // histograms
+  // The unit, in UCUM as OpenTelemetry writes it: "s", or an annotation of what is counted ("{decision}").
+  // Prometheus' text (0.0.4) has no place for it: the OpenTelemetry instruments of the bindings carry it.
+  std::string unit;
 };
 
 // The families of these figures (process_limiter_stats(), process_store_stats() by default). A family of no
@@ -41,6 +44,12 @@ struct MetricFamily {
 std::vector<MetricFamily> metric_families(const std::vector<LimiterStats>& limiters,
                                           const std::vector<StoreStats>& stores);
 std::vector<MetricFamily> metric_families();
+
+// Every family metric_families() can give, each with one sample (or histogram series) whose labels name the
+// family's labels: for exporters that declare their series before the figures exist (OpenTelemetry's instruments,
+// prom-client's metrics). The families of one limiter and of two stores that are everything a store can be
+// (in-process; network, hybrid and PostgreSQL at once), in metric_families()' order.
+std::vector<MetricFamily> metric_catalog();
 
 // The Prometheus text exposition format (version 0.0.4) of `families`.
 std::string prometheus_text(const std::vector<MetricFamily>& families);

@@ -6,8 +6,9 @@
 Decision(allowed=True, limit=5, remaining=4, reset_after=60.0, retry_after=0.0, used=1, policy_index=0)
 
 Figures and events (docs/python.md, "Metrics and events"): ``Limiter.stats()``, ``Store.stats()``,
-``limiter_stats()``, ``store_stats()``, ``metric_families()`` (``ratewarden.prometheus`` exports them), and
-``on_event(callback)``; the events are logged on the ``ratewarden`` logger too.
+``limiter_stats()``, ``store_stats()``, ``metric_families()`` (``ratewarden.prometheus`` and
+``ratewarden.opentelemetry`` export them), and ``on_event(callback)``; the events are logged on the ``ratewarden``
+logger too.
 """
 
 from ._errors import Error, InvalidArgumentError, StoreError

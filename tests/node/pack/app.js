@@ -3,13 +3,15 @@
 // as a user gets it — both entry points resolved by name, decisions on memory, and, when their URLs are given, on
 // Redis, on Redis over TLS (OpenSSL is inside the prebuilt addon) and on PostgreSQL (the system's libpq.so.5, loaded
 // at run time), the Express middleware answering 429, and the figures: the Express limit's counts, and
-// ratewarden/prometheus resolved by name (prom-client is not installed here: it is given a registry of its own).
+// ratewarden/prometheus resolved by name (prom-client is not installed here: it is given a registry of its own), and
+// ratewarden/opentelemetry's list of instruments (which needs no @opentelemetry/api, not installed here either).
 //   node app.js [REDIS_URL REDISS_URL POSTGRES_URL]
 const assert = require('node:assert/strict');
 const express = require('express');
 const { Limiter, limiterStats, version } = require('ratewarden');
 const { register } = require('ratewarden/prometheus');
 const { rateLimit } = require('ratewarden/express');
+const { instruments } = require('ratewarden/opentelemetry');
 
 async function main() {
   const limiter = new Limiter({ policy: '2/minute' });
@@ -33,6 +35,7 @@ async function main() {
   const families = [];
   register({ registerMetric: (family) => families.push(family.name) });
   assert.ok(families.includes('ratewarden_decisions_total'), families.join(', '));
+  assert.ok(instruments().some((i) => i.name === 'ratewarden.decisions' && i.family === 'ratewarden_decisions_total'));
   const addon = Object.keys(require.cache).find((file) => file.endsWith('.node'));
   console.log(`packed ratewarden ${version}: addon ${addon}; memory${urls.length ? ', redis, rediss, postgres' : ''} and ` +
     `Express work (statuses ${statuses.join(', ')})`);

@@ -8,6 +8,8 @@ import ratewardenFastify = require('ratewarden/fastify');
 import rwKoa = require('ratewarden/koa');
 import rwPrometheus = require('ratewarden/prometheus');
 import promClient = require('prom-client');
+import rwOtel = require('ratewarden/opentelemetry');
+import otelApi = require('@opentelemetry/api');
 
 async function api(): Promise<void> {
   const limiter = new ratewarden.Limiter({ policy: '100/minute', store: 'redis://127.0.0.1:6379', onStoreError: 'allow' });
@@ -155,4 +157,12 @@ rwPrometheus.register(new promClient.Registry<promClient.OpenMetricsContentType>
 // @ts-expect-error a registry, not its name
 rwPrometheus.register('default');
 
-console.log(api, pacing, key, scope, denied, fastifyApp, koaMw, registered);
+const registration: rwOtel.Registration = rwOtel.register();
+rwOtel.register(otelApi.metrics.getMeterProvider());
+const stopped: boolean = registration.unregister();
+const kinds: ('counter' | 'upDownCounter' | 'gauge')[] = rwOtel.instruments().map((i) => i.kind);
+const otelName: string = rwOtel.instrumentName('ratewarden_decisions_total', 'counter', '{decision}');
+// @ts-expect-error a meter provider, not a registry
+rwOtel.register(new promClient.Registry());
+
+console.log(api, pacing, key, scope, denied, fastifyApp, koaMw, registered, stopped, kinds, otelName);
