@@ -240,7 +240,7 @@ def draw(rows: Rows, meta: dict, png: Path) -> None:
     users.plot(times, rates(rows, "users_passed"), color="tab:green", linewidth=1.4, label="logged in (200)")
     users.plot(times, rates(rows, "users_429"), color="tab:red", linewidth=1.4, label="refused (429)")
     users.set_ylim(0, len(s["users"]) * s["user_rate_per_s"] * 1.8)
-    users.set_ylabel("per second (1 s)", fontsize=9)
+    users.set_ylabel("per second (last 1 s)", fontsize=9)
     users.set_title(f"the {len(s['users'])} legitimate users' responses, as the load generator received them "
                     "(not from /metrics)", fontsize=9, loc="left")
     users.legend(loc="upper left", fontsize=8, ncol=2)
