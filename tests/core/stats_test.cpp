@@ -268,6 +268,28 @@ std::string promtool_check(const std::string& text) {
 
 // Families are added to while a histogram family is being filled: 0, 1, 3 or 7 families before the first network
 // store's used to move it (a vector that grew) under the reference being filled.
+TEST(Events, AsyncLeasesThatExpireUnusedAreToldUnderTheHybridStoresName) {
+  RedisServer server;
+  std::shared_ptr<Store> store = open_store(server.url() + "?mode=async&sync=10ms");
+  Limiter limiter("1000/second", store);
+  Events events;
+  // Hits until the process admits from a lease (the key is hot), then none: what the leases hold expires unused.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (store->stats().local_allows == 0 && std::chrono::steady_clock::now() < deadline) {
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(limiter.hit("hot").allowed);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // pacing the load, not waiting for a result
+  }
+  ASSERT_GT(store->stats().local_allows, 0);
+  for (const Event& e : events.wait_for_kind(EventKind::lease_expired)) {
+    if (e.kind != EventKind::lease_expired) continue;
+    EXPECT_EQ(e.store, store->describe());
+    EXPECT_NE(e.message.find("expired unused"), std::string::npos) << e.message;
+    EXPECT_FALSE(is_warning(e.kind));
+    return;
+  }
+  FAIL() << "no lease_expired event";
+}
+
 TEST(MetricFamilies, AnyNumberOfFamiliesBeforeANetworkStoresAreSafe) {
   for (size_t limiters = 0; limiters < 9; ++limiters) {
     std::vector<LimiterStats> l(limiters);

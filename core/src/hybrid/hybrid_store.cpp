@@ -10,6 +10,7 @@
 #include "io/per_process.hpp"
 #include "io/io_loop.hpp"
 #include "knowledge.hpp"
+#include "metrics/emit.hpp"
 #include "ratewarden/errors.hpp"
 #include "sync_wait.hpp"
 
@@ -54,6 +55,14 @@ struct State : std::enable_shared_from_this<State> {
   std::atomic<int64_t> store_calls{0}, sync_batches{0}, dropped{0};
 
   int64_t now() const { return options.clock ? options.clock() : monotonic_now_us(); }
+  // The store's URL: the shared store's, with its mode.
+  std::string name() const {
+    std::string url = inner->describe();
+    url += url.find('?') == std::string::npos ? '?' : '&';
+    url += async ? "mode=async" : "mode=local_first";
+    url += "&sync=" + std::to_string(options.sync_us / 1000) + "ms";
+    return url;
+  }
   // Whether what is known may be used at `monotonic` (monotonic_now_us's time).
   bool fresh(int64_t monotonic) const {
     const int64_t at = read_ok_at.load(std::memory_order_relaxed);
@@ -127,7 +136,11 @@ void State::round() {
   if (closed || knowledge.mine() == nullptr) return;
   read_log();
   if (async) top_up();
-  known().sweep_next(now());
+  if (const int64_t unspent = known().sweep_next(now()); unspent > 0) {
+    emit_event(EventKind::lease_expired, name(),
+               std::to_string(unspent) + " of cost charged to the store for leases expired unused here (async mode "
+               "under-admits by as much; a steadier load wastes less)");
+  }
   std::weak_ptr<State> weak = shared_from_this();
   IoLoop& loop = IoLoop::current();
   loop.run_at(loop.now_us() + options.sync_us, [weak] {
@@ -429,13 +442,7 @@ class HybridStore final : public Store {
     return out;
   }
 
-  std::string describe() const override {
-    std::string url = state_->inner->describe();
-    url += url.find('?') == std::string::npos ? '?' : '&';
-    url += state_->async ? "mode=async" : "mode=local_first";
-    url += "&sync=" + std::to_string(state_->options.sync_us / 1000) + "ms";
-    return url;
-  }
+  std::string describe() const override { return state_->name(); }
 
  private:
   std::shared_ptr<State> state_;

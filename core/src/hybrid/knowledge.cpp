@@ -85,11 +85,18 @@ int64_t Knowledge::forget_all() {
   return n;
 }
 
-void Knowledge::sweep_next(int64_t now) {
+int64_t Knowledge::sweep_next(int64_t now) {
   Shard& shard = *shards_[next_sweep_++ % shards_.size()];
   std::lock_guard<std::mutex> lock(shard.mu);
-  for (auto it = shard.by_hash.begin(); it != shard.by_hash.end();)
-    it = drop_if(shard, it, [now](const Entry& x) { return x.expires <= now && !x.topping_up; });
+  int64_t unspent = 0;
+  for (auto it = shard.by_hash.begin(); it != shard.by_hash.end();) {
+    it = drop_if(shard, it, [now, &unspent](const Entry& x) {
+      const bool gone = x.expires <= now && !x.topping_up;
+      if (gone) unspent += x.lease + x.spare;
+      return gone;
+    });
+  }
+  return unspent;
 }
 
 std::pair<int64_t, int64_t> Knowledge::local_answers() {

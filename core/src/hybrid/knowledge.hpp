@@ -81,8 +81,9 @@ class Knowledge {
   int64_t forget(std::string_view tag);
   // Forgets everything; returns how many entries went.
   int64_t forget_all();
-  // Drops the entries of one shard (the next, in turn) that are of no use any more.
-  void sweep_next(int64_t now);
+  // Drops the entries of one shard (the next, in turn) that are of no use any more; returns the cost their leases
+  // still held (charged to the store, never admitted here: async mode's under-admission).
+  int64_t sweep_next(int64_t now);
   int64_t size();
   // The shards' local_denials and local_allows, summed.
   std::pair<int64_t, int64_t> local_answers();
