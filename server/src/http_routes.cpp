@@ -17,9 +17,10 @@ void json(RateLimiting& limiting, const HttpRequest& request, const std::functio
   if (!parsed.ok()) return reply(text(400, "Bad Request: " + std::string(parsed.message()) + "\n"));
   limiting.decide(call->first, &call->second, [call, reply](const grpc::Status& status) {
     if (!status.ok()) {
-      const int code = status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? 400
-                       : status.error_code() == grpc::StatusCode::UNAVAILABLE    ? 503
-                                                                                 : 500;
+      const grpc::StatusCode c = status.error_code();
+      const int code = c == grpc::StatusCode::INVALID_ARGUMENT                                        ? 400
+                       : c == grpc::StatusCode::UNAVAILABLE || c == grpc::StatusCode::RESOURCE_EXHAUSTED ? 503
+                                                                                                       : 500;
       return reply(text(code, status.error_message() + "\n"));
     }
     std::string body;

@@ -30,6 +30,8 @@ const char* const kUsage =
     "  --max-entries N           per descriptor (RATEWARDEN_MAX_ENTRIES; 32)\n"
     "  --max-message-bytes N     (RATEWARDEN_MAX_MESSAGE_BYTES; 1048576)\n"
     "  --max-concurrent-streams N  per connection (RATEWARDEN_MAX_CONCURRENT_STREAMS; 1000)\n"
+    "  --max-in-flight N         calls being decided at once, gRPC and HTTP; more: RESOURCE_EXHAUSTED\n"
+    "                            (RATEWARDEN_MAX_IN_FLIGHT; 10000)\n"
     "  --drain-timeout-ms N      at SIGTERM, for calls in flight (RATEWARDEN_DRAIN_TIMEOUT_MS; 5000)\n"
     "  --no-limit-headers        no RateLimit-Limit/-Remaining/-Reset in answers (RATEWARDEN_LIMIT_HEADERS=0)\n"
     "SIGHUP reloads the config; SIGTERM drains and exits.\n";
@@ -51,6 +53,8 @@ ServerOptions parse_options(int argc, char** argv) {
       {"--max-concurrent-streams",
        {"RATEWARDEN_MAX_CONCURRENT_STREAMS",
         [&](auto& n, auto& v) { o.max_concurrent_streams = whole(n, v, 1, 1000000); }}},
+      {"--max-in-flight",
+       {"RATEWARDEN_MAX_IN_FLIGHT", [&](auto& n, auto& v) { o.service.max_in_flight = whole(n, v, 1, 10000000); }}},
       {"--drain-timeout-ms",
        {"RATEWARDEN_DRAIN_TIMEOUT_MS", [&](auto& n, auto& v) { o.drain_ms = whole(n, v, 0, 3600000); }}},
       {"--limit-headers",

@@ -16,7 +16,7 @@ struct ServerOptions {
   int64_t max_message_bytes = 1 << 20;     // --max-message-bytes: a bigger request is refused RESOURCE_EXHAUSTED
   int64_t max_concurrent_streams = 1000;   // --max-concurrent-streams, per connection
   int64_t drain_ms = 5000;                 // --drain-timeout-ms: how long calls in flight may take at SIGTERM
-  ServiceOptions service;                  // --max-descriptors, --max-entries, --no-limit-headers
+  ServiceOptions service;  // --max-descriptors, --max-entries, --max-in-flight, --no-limit-headers
   bool help = false;
 };
 
