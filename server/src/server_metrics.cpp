@@ -44,6 +44,15 @@ std::vector<MetricFamily> ServerMetrics::families() const {
   out.push_back(std::move(requests));
   out.push_back(std::move(in_flight));
   out.push_back(std::move(loads));
+  const int64_t tls_ok = tls_ok_.load(), tls_failed = tls_failed_.load();
+  if (tls_ok + tls_failed > 0) {  // TLS is on
+    MetricFamily tls{"ratewarden_server_tls_loads_total",
+                     "Loads of the HTTP listener's TLS files (at start, on a change, at a config reload)",
+                     MetricFamily::Type::counter, {}, {}, "{load}"};
+    tls.samples.push_back(Sample{{{"result", "success"}}, static_cast<double>(tls_ok)});
+    tls.samples.push_back(Sample{{{"result", "error"}}, static_cast<double>(tls_failed)});
+    out.push_back(std::move(tls));
+  }
   return out;
 }
 
