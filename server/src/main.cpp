@@ -1,6 +1,6 @@
 // ratewarden-server: Envoy's rate limit service API over the ratewarden core (docs/server.md).
 //   ratewarden-server --config DIR --store URL --grpc-listen ADDR:PORT --http-listen ADDR:PORT
-//                     [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
+//                     [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--metrics-listen ADDR:PORT]
 // Each flag has an environment variable (RATEWARDEN_CONFIG, RATEWARDEN_STORE, RATEWARDEN_GRPC_LISTEN,
 // RATEWARDEN_HTTP_LISTEN, ...); a flag wins over its variable.
 #include <grpcpp/grpcpp.h>
@@ -65,10 +65,15 @@ int serve(const ServerOptions& o) {
     tls = tls_loader->load();
     limiting->metrics().tls_load(true);
   }
-  std::unique_ptr<ratewarden::server::HttpServer> http;
+  std::unique_ptr<ratewarden::server::HttpServer> http, metrics_http;
   if (o.http_listen != "off")
     http = std::make_unique<ratewarden::server::HttpServer>(
-        o.http_listen, ratewarden::server::http_routes(limiting, store, draining), o.max_message_bytes, tls);
+        o.http_listen, ratewarden::server::http_routes(limiting, store, draining, o.metrics_listen.empty()),
+        o.max_message_bytes, tls);
+  if (!o.metrics_listen.empty())
+    metrics_http = std::make_unique<ratewarden::server::HttpServer>(
+        o.metrics_listen, ratewarden::server::metrics_routes(limiting, store, draining), 0, nullptr,
+        "--metrics-listen");
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
@@ -84,6 +89,7 @@ int serve(const ServerOptions& o) {
   for (const char* name : kHealthNames) server->GetHealthCheckService()->SetServingStatus(name, true);
   std::string listening = "gRPC on " + address(o.grpc_listen, port) +
                           ", HTTP on " + (http ? address(o.http_listen, http->port()) : "off");
+  if (metrics_http) listening += ", metrics on " + address(o.metrics_listen, metrics_http->port());
   if (o.tls.enabled()) listening += o.tls.mutual() ? ", mutual TLS" : ", TLS";
   std::printf("ratewarden-server: %s, store %s, config %s\n", listening.c_str(), store->describe().c_str(),
               o.config.c_str());
@@ -147,6 +153,7 @@ int serve(const ServerOptions& o) {
     for (const char* name : kHealthNames) server->GetHealthCheckService()->SetServingStatus(name, false);
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(o.drain_ms));
     http.reset();
+    metrics_http.reset();
     return 0;
   }
 }

@@ -26,6 +26,8 @@ const char* const kUsage =
     "  --store URL               any ratewarden store URL (RATEWARDEN_STORE; memory://)\n"
     "  --grpc-listen ADDR:PORT   Envoy's RLS v3 and gRPC health (RATEWARDEN_GRPC_LISTEN; 0.0.0.0:8081; port 0: any)\n"
     "  --http-listen ADDR:PORT   /json, /healthcheck, /metrics (RATEWARDEN_HTTP_LISTEN; 0.0.0.0:8080; off: none)\n"
+    "  --metrics-listen ADDR:PORT  /metrics and /healthcheck on a plaintext listener of their own; /metrics then\n"
+    "                            leaves --http-listen (RATEWARDEN_METRICS_LISTEN; none)\n"
     "  --tls-cert FILE           TLS on the gRPC and HTTP listeners: the server's PEM certificate chain\n"
     "                            (RATEWARDEN_TLS_CERT; with --tls-key)\n"
     "  --tls-key FILE            its PEM private key (RATEWARDEN_TLS_KEY)\n"
@@ -50,6 +52,7 @@ ServerOptions parse_options(int argc, char** argv) {
       {"--store", {"RATEWARDEN_STORE", [&](auto&, auto& v) { o.store = v; }}},
       {"--grpc-listen", {"RATEWARDEN_GRPC_LISTEN", [&](auto&, auto& v) { o.grpc_listen = v; }}},
       {"--http-listen", {"RATEWARDEN_HTTP_LISTEN", [&](auto&, auto& v) { o.http_listen = v; }}},
+      {"--metrics-listen", {"RATEWARDEN_METRICS_LISTEN", [&](auto&, auto& v) { o.metrics_listen = v; }}},
       {"--tls-cert", {"RATEWARDEN_TLS_CERT", [&](auto&, auto& v) { o.tls.cert = v; }}},
       {"--tls-key", {"RATEWARDEN_TLS_KEY", [&](auto&, auto& v) { o.tls.key = v; }}},
       {"--tls-client-ca", {"RATEWARDEN_TLS_CLIENT_CA", [&](auto&, auto& v) { o.tls.client_ca = v; }}},

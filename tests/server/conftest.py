@@ -70,6 +70,7 @@ class Server:
             raise AssertionError(f"the server did not start (exit {code}): {line!r}\n{self.log.read_text()}")
         self.port = int(line.split("gRPC on 127.0.0.1:")[1].split(",")[0])
         self.http_port = int(line.split("HTTP on 127.0.0.1:")[1].split(",")[0])
+        self.metrics_port = int(line.split("metrics on 127.0.0.1:")[1].split(",")[0]) if "metrics on" in line else 0
         self.https = https
         target = f"127.0.0.1:{self.port}"
         self.channel = grpc.secure_channel(target, credentials) if credentials else grpc.insecure_channel(target)
@@ -81,7 +82,7 @@ class Server:
 
     def http(self, method: str, path: str, body: Optional[bytes] = None, port: int = 0) -> Tuple[int, str, str]:
         """(status, content type, body) of one request over a fresh connection to the HTTP listener (over TLS with
-        `https`), or to `port` in plaintext."""
+        `https`), or to `port` in plaintext (the metrics listener)."""
         if port == 0 and self.https is not None:
             connection: http.client.HTTPConnection = http.client.HTTPSConnection(
                 "127.0.0.1", self.http_port, timeout=10, context=self.https)

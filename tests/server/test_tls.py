@@ -1,6 +1,7 @@
 """Who may call the server: TLS on the gRPC and HTTP listeners, mutual TLS (a client certificate from the client CA,
-no other), certificates renewed on disk served without a restart, handshakes that stall or fail. Certificates:
-tests/servers/launch.py's, made at test time (the `certificates` fixture)."""
+no other), certificates renewed on disk served without a restart, handshakes that stall or fail, /metrics and
+/healthcheck on a plaintext listener of their own. Certificates: tests/servers/launch.py's, made at test time (the
+`certificates` fixture)."""
 
 from __future__ import annotations
 
@@ -160,6 +161,23 @@ def test_a_renewed_certificate_is_served_by_both_listeners_within_the_refresh(co
     wait_until(lambda: served_serial(server.port, context, "h2") not in before, "gRPC kept the old one")
     assert server.call("edge", descriptor(("k", "v"))).overall_code == OK  # the channel reconnects as it needs
     assert server.http("POST", "/json", REQUEST)[0] == 200
+
+
+def test_metrics_and_healthcheck_on_a_plaintext_listener_of_their_own(config_dir, start, certificates):
+    c = certificates
+    server = start(config_dir({"edge.yaml": EDGE}), "memory://", *tls_flags(c, mutual=True), "--metrics-listen",
+                   "127.0.0.1:0", credentials=grpc_credentials(c, c["cert"], c["key"]),
+                   https=client_context(c, c["cert"], c["key"]))
+    assert server.metrics_port not in (0, server.http_port)
+    server.call("edge", descriptor(("k", "v")))
+    status, content_type, text = server.http("GET", "/metrics", port=server.metrics_port)
+    assert status == 200 and content_type.startswith("text/plain; version=0.0.4")
+    assert 'ratewarden_decisions_total{limiter="edge.k",outcome="allowed"} 1\n' in text
+    assert server.http("GET", "/healthcheck", port=server.metrics_port)[::2] == (200, "OK")
+    assert server.http("POST", "/json", port=server.metrics_port)[0] == 405  # no /json there (nor any body)
+    # The main listener keeps /json and /healthcheck; /metrics has moved.
+    assert server.http("GET", "/healthcheck")[::2] == (200, "OK")
+    assert server.http("GET", "/metrics")[0] == 404
 
 
 def wait_closed(s: socket.socket) -> None:
