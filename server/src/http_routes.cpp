@@ -17,9 +17,10 @@ void json(RateLimiting& limiting, const HttpRequest& request, const std::functio
   if (!parsed.ok()) return reply(text(400, "Bad Request: " + std::string(parsed.message()) + "\n"));
   limiting.decide(call->first, &call->second, [call, reply](const grpc::Status& status) {
     if (!status.ok()) {
-      const int code = status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? 400
-                       : status.error_code() == grpc::StatusCode::UNAVAILABLE    ? 503
-                                                                                 : 500;
+      const grpc::StatusCode c = status.error_code();
+      const int code = c == grpc::StatusCode::INVALID_ARGUMENT                                        ? 400
+                       : c == grpc::StatusCode::UNAVAILABLE || c == grpc::StatusCode::RESOURCE_EXHAUSTED ? 503
+                                                                                                       : 500;
       return reply(text(code, status.error_message() + "\n"));
     }
     std::string body;
@@ -28,24 +29,39 @@ void json(RateLimiting& limiting, const HttpRequest& request, const std::functio
   });
 }
 
+HttpReply healthcheck(const Store& store, const std::atomic<bool>& draining) {
+  if (draining.load()) return text(500, "draining\n");
+  if (store.stats().circuits_open > 0) return text(500, "the store's circuit is open\n");
+  return text(200, "OK");
+}
+
+HttpReply metrics(RateLimiting& limiting) {
+  std::vector<MetricFamily> families = metric_families();
+  for (MetricFamily& f : limiting.metrics().families()) families.push_back(std::move(f));
+  return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", prometheus_text(families)};
+}
+
 }  // namespace
 
 HttpRoute http_routes(std::shared_ptr<RateLimiting> limiting, std::shared_ptr<Store> store,
-                      std::shared_ptr<const std::atomic<bool>> draining) {
-  return [limiting, store, draining](const HttpRequest& request, std::function<void(HttpReply)> reply) {
+                      std::shared_ptr<const std::atomic<bool>> draining, bool with_metrics) {
+  const std::string routes = with_metrics ? "/json, /healthcheck, /metrics" : "/json, /healthcheck";
+  return [=](const HttpRequest& request, std::function<void(HttpReply)> reply) {
     if (request.path == "/json") return json(*limiting, request, reply);
     if (request.method != "GET") return reply(text(405, "GET " + request.path + "\n"));
-    if (request.path == "/healthcheck") {
-      if (draining->load()) return reply(text(500, "draining\n"));
-      if (store->stats().circuits_open > 0) return reply(text(500, "the store's circuit is open\n"));
-      return reply(text(200, "OK"));
-    }
-    if (request.path == "/metrics") {
-      std::vector<MetricFamily> families = metric_families();
-      for (MetricFamily& f : limiting->metrics().families()) families.push_back(std::move(f));
-      return reply(HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", prometheus_text(families)});
-    }
-    reply(text(404, "no route " + request.path + ": /json, /healthcheck, /metrics\n"));
+    if (request.path == "/healthcheck") return reply(healthcheck(*store, *draining));
+    if (request.path == "/metrics" && with_metrics) return reply(metrics(*limiting));
+    reply(text(404, "no route " + request.path + ": " + routes + "\n"));
+  };
+}
+
+HttpRoute metrics_routes(std::shared_ptr<RateLimiting> limiting, std::shared_ptr<Store> store,
+                         std::shared_ptr<const std::atomic<bool>> draining) {
+  return [=](const HttpRequest& request, std::function<void(HttpReply)> reply) {
+    if (request.method != "GET") return reply(text(405, "GET " + request.path + "\n"));
+    if (request.path == "/healthcheck") return reply(healthcheck(*store, *draining));
+    if (request.path == "/metrics") return reply(metrics(*limiting));
+    reply(text(404, "no route " + request.path + ": /metrics, /healthcheck\n"));
   };
 }
 

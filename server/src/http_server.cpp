@@ -3,11 +3,16 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -22,6 +27,7 @@ constexpr size_t kMaxHeaderBytes = 16 * 1024;
 constexpr size_t kMaxConnections = 1024;
 constexpr int64_t kIdleUs = 60 * 1000000LL;
 constexpr int64_t kLingerUs = 2 * 1000000LL;
+constexpr int64_t kHandshakeUs = kHandshakeTimeoutMs * 1000LL;
 constexpr uint64_t kListenTag = 0, kWakeTag = 1;  // epoll data of the listener and the eventfd; connections: id + 1
 
 int64_t now_us() {
@@ -50,9 +56,9 @@ std::string lower(std::string s) {
   return s;
 }
 
-int listen_on(const std::string& listen, int& port) {
+int listen_on(const std::string& flag, const std::string& listen, int& port) {
   const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("--http-listen takes ADDR:PORT, got \"" + listen + "\"");
+  if (colon == std::string::npos) throw std::runtime_error(flag + " takes ADDR:PORT, got \"" + listen + "\"");
   std::string host = listen.substr(0, colon);
   const int wanted = std::atoi(listen.c_str() + colon + 1);
   sockaddr_storage address{};
@@ -70,14 +76,14 @@ int listen_on(const std::string& listen, int& port) {
     if (inet_pton(AF_INET, host.c_str(), &a4->sin_addr) == 1) length = sizeof(sockaddr_in);
   }
   if (length == 0 || wanted < 0 || wanted > 65535)
-    throw std::runtime_error("--http-listen: not an IP address and port: \"" + listen + "\"");
+    throw std::runtime_error(flag + ": not an IP address and port: \"" + listen + "\"");
   const int fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), length) != 0 || ::listen(fd, 512) != 0) {
     const std::string why = std::strerror(errno);
     if (fd >= 0) ::close(fd);
-    throw std::runtime_error("cannot listen on " + listen + " for HTTP: " + why);
+    throw std::runtime_error("cannot listen on " + listen + " (" + flag + "): " + why);
   }
   getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
   port = ntohs(address.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&address)->sin6_port
@@ -88,6 +94,11 @@ int listen_on(const std::string& listen, int& port) {
 }  // namespace
 
 struct HttpServer::Connection {
+  ~Connection() { SSL_free(ssl); }
+  // One read or write, plain or TLS: > 0 bytes; 0: the peer closed; -1 with errno (EAGAIN: not now).
+  ssize_t receive(char* buf, size_t n);
+  ssize_t transmit(const char* buf, size_t n);
+
   int fd = -1;
   uint64_t id = 0;
   std::string in, out;
@@ -97,13 +108,48 @@ struct HttpServer::Connection {
   bool peer_done = false;  // the client closed its side
   bool lingering = false;  // answered and shut for writing: what the client still sends is read and dropped, so
                            // that closing does not reset the connection under the answer it has not read yet
-  bool writable_watched = false;
+  bool out_blocked = false;  // the last write (or handshake step) waits for the socket to be writable
+  uint32_t events = EPOLLIN;  // epoll's interest, as last set
   int64_t active_us = 0;
+  // TLS
+  SSL* ssl = nullptr;
+  bool handshaking = false;
+  bool read_wants_write = false;  // the last SSL_read waits for the socket to be writable
+  bool write_wants_read = false;  // the last SSL_write waits for the peer's bytes
+  int64_t opened_us = 0;
 };
 
-HttpServer::HttpServer(const std::string& listen, HttpRoute route, size_t max_body_bytes)
-    : route_(std::move(route)), max_body_bytes_(max_body_bytes) {
-  listen_fd_ = listen_on(listen, port_);
+ssize_t HttpServer::Connection::receive(char* buf, size_t n) {
+  if (ssl == nullptr) return ::read(fd, buf, n);
+  read_wants_write = false;
+  ERR_clear_error();  // SSL_get_error reads the thread's queue: nothing of an earlier call may stay in it
+  const int got = SSL_read(ssl, buf, static_cast<int>(n));
+  if (got > 0) return got;
+  switch (SSL_get_error(ssl, got)) {
+    case SSL_ERROR_ZERO_RETURN: return 0;  // close_notify, or the bare end of the stream (SSL_OP_IGNORE_UNEXPECTED_EOF)
+    case SSL_ERROR_WANT_WRITE: read_wants_write = true; [[fallthrough]];
+    case SSL_ERROR_WANT_READ: errno = EAGAIN; return -1;
+    default: ERR_clear_error(); errno = ECONNRESET; return -1;
+  }
+}
+
+ssize_t HttpServer::Connection::transmit(const char* buf, size_t n) {
+  if (ssl == nullptr) return ::send(fd, buf, n, MSG_NOSIGNAL);
+  write_wants_read = false;
+  ERR_clear_error();
+  const int put = SSL_write(ssl, buf, static_cast<int>(std::min<size_t>(n, 1 << 30)));
+  if (put > 0) return put;
+  switch (SSL_get_error(ssl, put)) {
+    case SSL_ERROR_WANT_READ: write_wants_read = true; errno = EAGAIN; return -1;
+    case SSL_ERROR_WANT_WRITE: errno = EAGAIN; return -1;
+    default: ERR_clear_error(); errno = ECONNRESET; return -1;
+  }
+}
+
+HttpServer::HttpServer(const std::string& listen, HttpRoute route, size_t max_body_bytes, SslContext tls,
+                       const std::string& flag)
+    : route_(std::move(route)), max_body_bytes_(max_body_bytes), tls_(std::move(tls)) {
+  listen_fd_ = listen_on(flag, listen, port_);
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   epoll_event e{};
@@ -127,6 +173,12 @@ HttpServer::~HttpServer() {
 }
 
 void HttpServer::run() {
+  // OpenSSL writes with write(), not send(MSG_NOSIGNAL): a client gone mid-answer must be an EPIPE, not a SIGPIPE
+  // that ends the process. Blocked in this thread, the signal stays pending here, harmlessly.
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   epoll_event events[64];
   while (!stopping_.load()) {
     const int n = epoll_wait(epoll_fd_, events, 64, 1000);
@@ -140,14 +192,7 @@ void HttpServer::run() {
         take_replies();
       } else {
         auto it = connections_.find(tag - 2);
-        if (it == connections_.end()) continue;
-        Connection& c = *it->second;
-        if (events[i].events & (EPOLLERR | EPOLLHUP)) {
-          close(c.id);
-          continue;
-        }
-        if (events[i].events & EPOLLOUT) flush(c);
-        if ((events[i].events & EPOLLIN) && connections_.count(tag - 2) != 0) on_readable(c);
+        if (it != connections_.end()) on_event(*it->second, events[i].events);
       }
     }
     expire_idle();
@@ -167,7 +212,17 @@ void HttpServer::accept_all() {
     auto c = std::make_unique<Connection>();
     c->fd = fd;
     c->id = next_id_++;
-    c->active_us = now_us();
+    c->active_us = c->opened_us = now_us();
+    if (const SslContext tls = std::atomic_load(&tls_)) {
+      c->ssl = SSL_new(tls.get());  // holds its own reference to the context
+      if (c->ssl == nullptr || SSL_set_fd(c->ssl, fd) != 1) {
+        ERR_clear_error();
+        ::close(fd);
+        continue;
+      }
+      SSL_set_accept_state(c->ssl);
+      c->handshaking = true;
+    }
     epoll_event e{};
     e.events = EPOLLIN;
     e.data.u64 = c->id + 2;
@@ -176,9 +231,38 @@ void HttpServer::accept_all() {
   }
 }
 
+void HttpServer::on_event(Connection& c, uint32_t events) {
+  const uint64_t id = c.id;
+  if (events & (EPOLLERR | EPOLLHUP)) return close(id);
+  if (c.lingering) return on_readable(c);
+  if (c.handshaking) return handshake(c);
+  // TLS may need the other direction: a write that waits for the peer's bytes, a read that waits to write.
+  if ((events & EPOLLOUT) || c.write_wants_read) flush(c);  // may close the connection
+  auto it = connections_.find(id);
+  if (it != connections_.end() && ((events & EPOLLIN) || it->second->read_wants_write)) on_readable(*it->second);
+}
+
+// One step of a TLS handshake; a failed one (a plaintext client, a client certificate refused) closes the connection.
+void HttpServer::handshake(Connection& c) {
+  ERR_clear_error();
+  const int done = SSL_do_handshake(c.ssl);
+  if (done == 1) {
+    c.handshaking = false;
+    c.out_blocked = false;
+    watch(c);
+    return on_readable(c);  // the request may have come with the handshake's last bytes
+  }
+  switch (SSL_get_error(c.ssl, done)) {
+    case SSL_ERROR_WANT_READ: c.out_blocked = false; break;
+    case SSL_ERROR_WANT_WRITE: c.out_blocked = true; break;
+    default: ERR_clear_error(); return close(c.id);
+  }
+  watch(c);
+}
+
 void HttpServer::on_readable(Connection& c) {
   char buf[16384];
-  if (c.lingering) {
+  if (c.lingering) {  // the bytes are dropped unread: plain or TLS alike
     ssize_t n;
     while ((n = ::read(c.fd, buf, sizeof buf)) > 0) {
     }
@@ -186,7 +270,7 @@ void HttpServer::on_readable(Connection& c) {
     return;
   }
   while (true) {
-    const ssize_t n = ::read(c.fd, buf, sizeof buf);
+    const ssize_t n = c.receive(buf, sizeof buf);
     if (n > 0) {
       c.in.append(buf, static_cast<size_t>(n));
       if (c.in.size() > kMaxHeaderBytes + max_body_bytes_) break;  // answered 413 or 431 below
@@ -200,12 +284,7 @@ void HttpServer::on_readable(Connection& c) {
     break;
   }
   c.active_us = now_us();
-  if (c.peer_done) {
-    epoll_event e{};
-    e.events = c.writable_watched ? uint32_t{EPOLLOUT} : 0u;  // nothing more to read
-    e.data.u64 = c.id + 2;
-    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &e);
-  }
+  watch(c);
   const uint64_t id = c.id;
   if (!c.busy) serve(c);  // may close the connection: `c` is not touched after it
   auto it = connections_.find(id);
@@ -290,37 +369,41 @@ void HttpServer::send(uint64_t id, const HttpReply& reply) {
 
 void HttpServer::flush(Connection& c) {
   while (c.sent < c.out.size()) {
-    const ssize_t n = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+    const ssize_t n = c.transmit(c.out.data() + c.sent, c.out.size() - c.sent);
     if (n > 0) {
       c.sent += static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!c.writable_watched) {
-        epoll_event e{};
-        e.events = (c.peer_done ? 0u : uint32_t{EPOLLIN}) | uint32_t{EPOLLOUT};
-        e.data.u64 = c.id + 2;
-        epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &e);
-        c.writable_watched = true;
-      }
-      return;
+      if (c.write_wants_read && c.peer_done) return close(c.id);  // the bytes it waits for will never come
+      c.out_blocked = !c.write_wants_read;
+      return watch(c);
     }
     return close(c.id);
   }
   c.out.clear();
   c.sent = 0;
-  if (c.writable_watched) {
-    epoll_event e{};
-    e.events = c.peer_done ? 0u : uint32_t{EPOLLIN};
-    e.data.u64 = c.id + 2;
-    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &e);
-    c.writable_watched = false;
-  }
+  c.out_blocked = false;
+  watch(c);
   if (c.keep_alive || c.busy) return;
   if (c.peer_done) return close(c.id);
+  if (c.ssl != nullptr) SSL_shutdown(c.ssl);  // close_notify, as far as it goes without waiting
+  ERR_clear_error();
   ::shutdown(c.fd, SHUT_WR);
   c.lingering = true;
   c.active_us = now_us();
+  watch(c);
+}
+
+void HttpServer::watch(Connection& c) {
+  uint32_t events = c.peer_done ? 0u : uint32_t{EPOLLIN};
+  if (!c.lingering && (c.out_blocked || c.read_wants_write)) events |= EPOLLOUT;
+  if (events == c.events) return;
+  epoll_event e{};
+  e.events = events;
+  e.data.u64 = c.id + 2;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &e);
+  c.events = events;
 }
 
 void HttpServer::close(uint64_t id) {
@@ -335,7 +418,9 @@ void HttpServer::expire_idle() {
   const int64_t now = now_us();
   std::vector<uint64_t> idle;
   for (const auto& [id, c] : connections_)
-    if (!c->busy && c->out.empty() && now - c->active_us > (c->lingering ? kLingerUs : kIdleUs)) idle.push_back(id);
+    if (c->handshaking ? now - c->opened_us > kHandshakeUs
+                       : !c->busy && c->out.empty() && now - c->active_us > (c->lingering ? kLingerUs : kIdleUs))
+      idle.push_back(id);
   for (uint64_t id : idle) close(id);
 }
 

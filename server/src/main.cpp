@@ -1,5 +1,6 @@
 // ratewarden-server: Envoy's rate limit service API over the ratewarden core (docs/server.md).
 //   ratewarden-server --config DIR --store URL --grpc-listen ADDR:PORT --http-listen ADDR:PORT
+//                     [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--metrics-listen ADDR:PORT]
 // Each flag has an environment variable (RATEWARDEN_CONFIG, RATEWARDEN_STORE, RATEWARDEN_GRPC_LISTEN,
 // RATEWARDEN_HTTP_LISTEN, ...); a flag wins over its variable.
 #include <grpcpp/grpcpp.h>
@@ -8,7 +9,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -22,6 +25,7 @@
 #include "ratewarden/events.hpp"
 #include "ratewarden/store.hpp"
 #include "rls_service.hpp"
+#include "tls.hpp"
 
 namespace {
 
@@ -30,6 +34,10 @@ using ratewarden::server::ServerOptions;
 void log(const std::string& line) { std::fprintf(stderr, "ratewarden-server: %s\n", line.c_str()); }
 
 const char* const kHealthNames[] = {"ratelimit", "envoy.service.ratelimit.v3.RateLimitService"};
+
+std::string address(const std::string& listen, int port) {
+  return listen.substr(0, listen.rfind(':')) + ":" + std::to_string(port);
+}
 
 int serve(const ServerOptions& o) {
   // Signals are taken by sigwait below: blocked before any thread starts, so that no other thread gets them.
@@ -48,32 +56,71 @@ int serve(const ServerOptions& o) {
   limiting->metrics().config_load(true);
   ratewarden::server::RlsService service(limiting);
   auto draining = std::make_shared<std::atomic<bool>>(false);
-  std::unique_ptr<ratewarden::server::HttpServer> http;
+
+  // TLS: the files are loaded (and checked) once here, whether or not HTTP is on; gRPC's watcher reads them too.
+  std::unique_ptr<ratewarden::server::SslContextLoader> tls_loader;
+  ratewarden::server::SslContext tls;
+  if (o.tls.enabled()) {
+    tls_loader = std::make_unique<ratewarden::server::SslContextLoader>(o.tls);
+    tls = tls_loader->load();
+    limiting->metrics().tls_load(true);
+  }
+  std::unique_ptr<ratewarden::server::HttpServer> http, metrics_http;
   if (o.http_listen != "off")
     http = std::make_unique<ratewarden::server::HttpServer>(
-        o.http_listen, ratewarden::server::http_routes(limiting, store, draining), o.max_message_bytes);
+        o.http_listen, ratewarden::server::http_routes(limiting, store, draining, o.metrics_listen.empty()),
+        o.max_message_bytes, tls);
+  if (!o.metrics_listen.empty())
+    metrics_http = std::make_unique<ratewarden::server::HttpServer>(
+        o.metrics_listen, ratewarden::server::metrics_routes(limiting, store, draining), 0, nullptr,
+        "--metrics-listen");
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(o.grpc_listen, grpc::InsecureServerCredentials(), &port);
+  const ratewarden::server::GrpcTls grpc_tls = ratewarden::server::grpc_tls(o.tls);
+  builder.AddListeningPort(o.grpc_listen, grpc_tls.credentials, &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, static_cast<int>(o.max_concurrent_streams));
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, ratewarden::server::kHandshakeTimeoutMs);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) throw std::runtime_error("cannot listen on " + o.grpc_listen + " for gRPC");
   for (const char* name : kHealthNames) server->GetHealthCheckService()->SetServingStatus(name, true);
-  const std::string host = o.grpc_listen.substr(0, o.grpc_listen.rfind(':'));
-  const std::string http_at =
-      http ? o.http_listen.substr(0, o.http_listen.rfind(':')) + ":" + std::to_string(http->port()) : "off";
-  std::printf("ratewarden-server: gRPC on %s:%d, HTTP on %s, store %s, config %s\n", host.c_str(), port,
-              http_at.c_str(), store->describe().c_str(), o.config.c_str());
+  std::string listening = "gRPC on " + address(o.grpc_listen, port) +
+                          ", HTTP on " + (http ? address(o.http_listen, http->port()) : "off");
+  if (metrics_http) listening += ", metrics on " + address(o.metrics_listen, metrics_http->port());
+  if (o.tls.enabled()) listening += o.tls.mutual() ? ", mutual TLS" : ", TLS";
+  std::printf("ratewarden-server: %s, store %s, config %s\n", listening.c_str(), store->describe().c_str(),
+              o.config.c_str());
   std::fflush(stdout);
+
+  // HTTP's TLS context, rebuilt when the files changed (gRPC's watcher reads them on its own). A failure keeps
+  // the previous one; it is counted each time and logged once. Called with `reloading` held.
+  std::string tls_failure;
+  auto refresh_tls = [&](const char* why) {
+    if (!tls_loader) return;
+    try {
+      ratewarden::server::SslContext fresh = tls_loader->load();
+      tls_failure.clear();
+      if (fresh == tls) return;
+      tls = std::move(fresh);
+      if (http) http->set_tls(tls);
+      limiting->metrics().tls_load(true);
+      log(std::string("TLS files reloaded (") + why + ")");
+    } catch (const std::exception& e) {
+      limiting->metrics().tls_load(false);
+      if (tls_failure != e.what())
+        log("TLS files not reloaded (" + std::string(why) + "), the previous ones stay: " + e.what());
+      tls_failure = e.what();
+    }
+  };
 
   // SIGHUP and the directory's changes reload the same way, one at a time.
   std::mutex reloading;
   auto reload = [&, limiting, store](const char* why) {
     std::lock_guard<std::mutex> lock(reloading);
+    refresh_tls(why);
     try {
       limiting->set_config(ratewarden::server::load_config(o.config, store));
       limiting->metrics().config_load(true);
@@ -85,9 +132,17 @@ int serve(const ServerOptions& o) {
   };
   ratewarden::server::Reloader watcher(o.config, [&reload] { reload("the directory changed"); });
 
+  // The TLS files are also re-read every --tls-refresh-s, as gRPC's watcher reads them.
+  const timespec refresh{static_cast<time_t>(o.tls.refresh_s), 0};
   while (true) {
-    int signal = 0;
-    sigwait(&signals, &signal);
+    const int signal = sigtimedwait(&signals, nullptr, tls_loader ? &refresh : nullptr);
+    if (signal < 0) {
+      if (errno == EAGAIN) {
+        std::lock_guard<std::mutex> lock(reloading);
+        refresh_tls("changed on disk");
+      }
+      continue;
+    }
     if (signal == SIGHUP) {
       reload("SIGHUP");
       continue;
@@ -98,6 +153,7 @@ int serve(const ServerOptions& o) {
     for (const char* name : kHealthNames) server->GetHealthCheckService()->SetServingStatus(name, false);
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(o.drain_ms));
     http.reset();
+    metrics_http.reset();
     return 0;
   }
 }

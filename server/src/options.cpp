@@ -26,13 +26,23 @@ const char* const kUsage =
     "  --store URL               any ratewarden store URL (RATEWARDEN_STORE; memory://)\n"
     "  --grpc-listen ADDR:PORT   Envoy's RLS v3 and gRPC health (RATEWARDEN_GRPC_LISTEN; 0.0.0.0:8081; port 0: any)\n"
     "  --http-listen ADDR:PORT   /json, /healthcheck, /metrics (RATEWARDEN_HTTP_LISTEN; 0.0.0.0:8080; off: none)\n"
+    "  --metrics-listen ADDR:PORT  /metrics and /healthcheck on a plaintext listener of their own; /metrics then\n"
+    "                            leaves --http-listen (RATEWARDEN_METRICS_LISTEN; none)\n"
+    "  --tls-cert FILE           TLS on the gRPC and HTTP listeners: the server's PEM certificate chain\n"
+    "                            (RATEWARDEN_TLS_CERT; with --tls-key)\n"
+    "  --tls-key FILE            its PEM private key (RATEWARDEN_TLS_KEY)\n"
+    "  --tls-client-ca FILE      mutual TLS: clients must present a certificate this PEM CA signed\n"
+    "                            (RATEWARDEN_TLS_CLIENT_CA)\n"
+    "  --tls-refresh-s N         how often the three files are re-read (RATEWARDEN_TLS_REFRESH_S; 60)\n"
     "  --max-descriptors N       per request (RATEWARDEN_MAX_DESCRIPTORS; 64)\n"
     "  --max-entries N           per descriptor (RATEWARDEN_MAX_ENTRIES; 32)\n"
     "  --max-message-bytes N     (RATEWARDEN_MAX_MESSAGE_BYTES; 1048576)\n"
     "  --max-concurrent-streams N  per connection (RATEWARDEN_MAX_CONCURRENT_STREAMS; 1000)\n"
+    "  --max-in-flight N         calls being decided at once, gRPC and HTTP; more: RESOURCE_EXHAUSTED\n"
+    "                            (RATEWARDEN_MAX_IN_FLIGHT; 10000)\n"
     "  --drain-timeout-ms N      at SIGTERM, for calls in flight (RATEWARDEN_DRAIN_TIMEOUT_MS; 5000)\n"
     "  --no-limit-headers        no RateLimit-Limit/-Remaining/-Reset in answers (RATEWARDEN_LIMIT_HEADERS=0)\n"
-    "SIGHUP reloads the config; SIGTERM drains and exits.\n";
+    "SIGHUP reloads the config (and HTTP's TLS files); SIGTERM drains and exits.\n";
 
 ServerOptions parse_options(int argc, char** argv) {
   ServerOptions o;
@@ -42,6 +52,12 @@ ServerOptions parse_options(int argc, char** argv) {
       {"--store", {"RATEWARDEN_STORE", [&](auto&, auto& v) { o.store = v; }}},
       {"--grpc-listen", {"RATEWARDEN_GRPC_LISTEN", [&](auto&, auto& v) { o.grpc_listen = v; }}},
       {"--http-listen", {"RATEWARDEN_HTTP_LISTEN", [&](auto&, auto& v) { o.http_listen = v; }}},
+      {"--metrics-listen", {"RATEWARDEN_METRICS_LISTEN", [&](auto&, auto& v) { o.metrics_listen = v; }}},
+      {"--tls-cert", {"RATEWARDEN_TLS_CERT", [&](auto&, auto& v) { o.tls.cert = v; }}},
+      {"--tls-key", {"RATEWARDEN_TLS_KEY", [&](auto&, auto& v) { o.tls.key = v; }}},
+      {"--tls-client-ca", {"RATEWARDEN_TLS_CLIENT_CA", [&](auto&, auto& v) { o.tls.client_ca = v; }}},
+      {"--tls-refresh-s",
+       {"RATEWARDEN_TLS_REFRESH_S", [&](auto& n, auto& v) { o.tls.refresh_s = whole(n, v, 1, 86400); }}},
       {"--max-descriptors",
        {"RATEWARDEN_MAX_DESCRIPTORS", [&](auto& n, auto& v) { o.service.max_descriptors = whole(n, v, 1, 10000); }}},
       {"--max-entries",
@@ -51,6 +67,8 @@ ServerOptions parse_options(int argc, char** argv) {
       {"--max-concurrent-streams",
        {"RATEWARDEN_MAX_CONCURRENT_STREAMS",
         [&](auto& n, auto& v) { o.max_concurrent_streams = whole(n, v, 1, 1000000); }}},
+      {"--max-in-flight",
+       {"RATEWARDEN_MAX_IN_FLIGHT", [&](auto& n, auto& v) { o.service.max_in_flight = whole(n, v, 1, 10000000); }}},
       {"--drain-timeout-ms",
        {"RATEWARDEN_DRAIN_TIMEOUT_MS", [&](auto& n, auto& v) { o.drain_ms = whole(n, v, 0, 3600000); }}},
       {"--limit-headers",
@@ -82,6 +100,10 @@ ServerOptions parse_options(int argc, char** argv) {
     }
     it->second.second(arg, value);
   }
+  if (o.tls.cert.empty() != o.tls.key.empty())
+    throw InvalidArgument("--tls-cert and --tls-key go together (RATEWARDEN_TLS_CERT, RATEWARDEN_TLS_KEY)");
+  if (!o.tls.client_ca.empty() && !o.tls.enabled())
+    throw InvalidArgument("--tls-client-ca (mutual TLS) needs --tls-cert and --tls-key");
   return o;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "rls_service.hpp"
+#include "tls.hpp"
 
 namespace ratewarden::server {
 
@@ -13,10 +14,12 @@ struct ServerOptions {
   std::string store = "memory://";         // --store, RATEWARDEN_STORE
   std::string grpc_listen = "0.0.0.0:8081";  // --grpc-listen, RATEWARDEN_GRPC_LISTEN (envoyproxy/ratelimit's port)
   std::string http_listen = "0.0.0.0:8080";  // --http-listen, RATEWARDEN_HTTP_LISTEN ("off": none)
+  std::string metrics_listen;  // --metrics-listen, RATEWARDEN_METRICS_LISTEN: /metrics, /healthcheck, plaintext
+  TlsOptions tls;              // --tls-cert, --tls-key, --tls-client-ca, --tls-refresh-s (RATEWARDEN_TLS_*)
   int64_t max_message_bytes = 1 << 20;     // --max-message-bytes: a bigger request is refused RESOURCE_EXHAUSTED
   int64_t max_concurrent_streams = 1000;   // --max-concurrent-streams, per connection
   int64_t drain_ms = 5000;                 // --drain-timeout-ms: how long calls in flight may take at SIGTERM
-  ServiceOptions service;                  // --max-descriptors, --max-entries, --no-limit-headers
+  ServiceOptions service;  // --max-descriptors, --max-entries, --max-in-flight, --no-limit-headers
   bool help = false;
 };
 

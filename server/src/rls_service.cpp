@@ -255,7 +255,14 @@ std::shared_ptr<Limiter> RateLimiting::override_limiter(uint32_t requests_per_un
 
 void RateLimiting::decide(const RlsRequest& request, RlsResponse* response, RlsDone done) {
   const auto began = std::chrono::steady_clock::now();
+  if (!metrics_.enter(options_.max_in_flight)) {
+    metrics_.request(ServerMetrics::error, 0);
+    return done(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                             "too many requests in flight: at most " + std::to_string(options_.max_in_flight) +
+                                 " (--max-in-flight)"));
+  }
   decide_request(request, response, [this, began, response, done = std::move(done)](const grpc::Status& status) {
+    metrics_.leave();
     const ServerMetrics::Outcome outcome = !status.ok()                                      ? ServerMetrics::error
                                            : response->overall_code() == RlsResponse::OVER_LIMIT ? ServerMetrics::over_limit
                                                                                                  : ServerMetrics::ok;

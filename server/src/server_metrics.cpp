@@ -12,6 +12,12 @@ void ServerMetrics::request(Outcome outcome, int64_t duration_ns) {
   sum_ns_[outcome].fetch_add(duration_ns, std::memory_order_relaxed);
 }
 
+bool ServerMetrics::enter(int64_t max) {
+  if (in_flight_.fetch_add(1, std::memory_order_relaxed) < max) return true;
+  in_flight_.fetch_sub(1, std::memory_order_relaxed);
+  return false;
+}
+
 std::vector<MetricFamily> ServerMetrics::families() const {
   static const char* const names[] = {"ok", "over_limit", "error"};
   MetricFamily requests{"ratewarden_server_request_duration_seconds",
@@ -30,7 +36,24 @@ std::vector<MetricFamily> ServerMetrics::families() const {
                      MetricFamily::Type::counter, {}, {}, "{load}"};
   loads.samples.push_back(Sample{{{"result", "success"}}, static_cast<double>(loads_ok_.load())});
   loads.samples.push_back(Sample{{{"result", "error"}}, static_cast<double>(loads_failed_.load())});
-  return {std::move(requests), std::move(loads)};
+  MetricFamily in_flight{"ratewarden_server_requests_in_flight",
+                         "ShouldRateLimit calls (gRPC and /json) being decided (bounded by --max-in-flight)",
+                         MetricFamily::Type::gauge, {}, {}, "{request}"};
+  in_flight.samples.push_back(Sample{{}, static_cast<double>(in_flight_.load(std::memory_order_relaxed))});
+  std::vector<MetricFamily> out;
+  out.push_back(std::move(requests));
+  out.push_back(std::move(in_flight));
+  out.push_back(std::move(loads));
+  const int64_t tls_ok = tls_ok_.load(), tls_failed = tls_failed_.load();
+  if (tls_ok + tls_failed > 0) {  // TLS is on
+    MetricFamily tls{"ratewarden_server_tls_loads_total",
+                     "Loads of the HTTP listener's TLS files (at start, on a change, at a config reload)",
+                     MetricFamily::Type::counter, {}, {}, "{load}"};
+    tls.samples.push_back(Sample{{{"result", "success"}}, static_cast<double>(tls_ok)});
+    tls.samples.push_back(Sample{{{"result", "error"}}, static_cast<double>(tls_failed)});
+    out.push_back(std::move(tls));
+  }
+  return out;
 }
 
 }  // namespace ratewarden::server

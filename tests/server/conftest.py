@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -17,7 +18,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "python"))
+sys.path.insert(0, str(ROOT / "tests" / "servers"))
 from redis_server import RedisServer  # noqa: E402
+from launch import make_certificates  # noqa: E402
 
 BINARY = Path(os.environ.get("RATEWARDEN_SERVER", ROOT / "build-test" / "server" / "ratewarden-server"))
 PROTO = ROOT / "server" / "proto"
@@ -48,9 +51,11 @@ DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "KILL", "--"]
 
 
 class Server:
-    """One ratewarden-server process on 127.0.0.1 (gRPC on a free port), killed when the test ends."""
+    """One ratewarden-server process on 127.0.0.1 (gRPC on a free port), killed when the test ends. With TLS flags,
+    `credentials` are the gRPC channel's and `https` the HTTP listener's client context."""
 
-    def __init__(self, config: Path, store: str, *flags: str) -> None:
+    def __init__(self, config: Path, store: str, *flags: str, credentials: Optional[grpc.ChannelCredentials] = None,
+                 https: Optional[ssl.SSLContext] = None) -> None:
         self.config = config
         self.log = Path(tempfile.mkstemp(prefix="rw-server-", suffix=".log")[1])
         with self.log.open("wb") as log:
@@ -65,16 +70,24 @@ class Server:
             raise AssertionError(f"the server did not start (exit {code}): {line!r}\n{self.log.read_text()}")
         self.port = int(line.split("gRPC on 127.0.0.1:")[1].split(",")[0])
         self.http_port = int(line.split("HTTP on 127.0.0.1:")[1].split(",")[0])
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+        self.metrics_port = int(line.split("metrics on 127.0.0.1:")[1].split(",")[0]) if "metrics on" in line else 0
+        self.https = https
+        target = f"127.0.0.1:{self.port}"
+        self.channel = grpc.secure_channel(target, credentials) if credentials else grpc.insecure_channel(target)
         self.stub = rls_pb2_grpc.RateLimitServiceStub(self.channel)
 
     def call(self, domain: str, *descriptors: object, hits: int = 0, timeout: float = 10) -> rls_pb2.RateLimitResponse:
         return self.stub.ShouldRateLimit(rls_pb2.RateLimitRequest(domain=domain, descriptors=descriptors,
                                                                   hits_addend=hits), timeout=timeout)
 
-    def http(self, method: str, path: str, body: Optional[bytes] = None) -> Tuple[int, str, str]:
-        """(status, content type, body) of one request over a fresh connection."""
-        connection = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=10)
+    def http(self, method: str, path: str, body: Optional[bytes] = None, port: int = 0) -> Tuple[int, str, str]:
+        """(status, content type, body) of one request over a fresh connection to the HTTP listener (over TLS with
+        `https`), or to `port` in plaintext (the metrics listener)."""
+        if port == 0 and self.https is not None:
+            connection: http.client.HTTPConnection = http.client.HTTPSConnection(
+                "127.0.0.1", self.http_port, timeout=10, context=self.https)
+        else:
+            connection = http.client.HTTPConnection("127.0.0.1", port or self.http_port, timeout=10)
         try:
             connection.request(method, path, body=body, headers={"Content-Type": "application/json"} if body else {})
             response = connection.getresponse()
@@ -124,12 +137,25 @@ def config_dir(tmp_path: Path):
 def start() -> Iterator:
     servers: List[Server] = []
 
-    def start_server(config: Path, store: str = "memory://", *flags: str) -> Server:
-        servers.append(Server(config, store, *flags))
+    def start_server(config: Path, store: str = "memory://", *flags: str, **tls: object) -> Server:
+        servers.append(Server(config, store, *flags, **tls))  # type: ignore[arg-type]
         return servers[-1]
     yield start_server
     for s in servers:
         s.stop()
+
+
+@pytest.fixture(scope="session")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, str]:
+    """tests/servers/launch.py's throwaway CA, server certificate (localhost, 127.0.0.1) and client certificate,
+    an unrelated CA (wrong_ca), and a client certificate that CA signed (stranger_cert, stranger_key). Read-only:
+    a test that renews one copies the directory first."""
+    files = make_certificates(tmp_path_factory.mktemp("tls") / "certs")
+    directory = Path(files["ca"]).parent
+    subprocess.run(["openssl", "x509", "-req", "-in", "client.csr", "-CA", "wrong-ca.crt", "-CAkey", "wrong-ca.key",
+                    "-CAcreateserial", "-days", "2", "-extfile", "client.ext", "-out", "stranger.crt"],
+                   cwd=directory, check=True, capture_output=True)
+    return {**files, "stranger_cert": str(directory / "stranger.crt"), "stranger_key": files["key"]}
 
 
 @pytest.fixture(scope="session")
