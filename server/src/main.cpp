@@ -3,6 +3,7 @@
 //                     [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--metrics-listen ADDR:PORT]
 // Each flag has an environment variable (RATEWARDEN_CONFIG, RATEWARDEN_STORE, RATEWARDEN_GRPC_LISTEN,
 // RATEWARDEN_HTTP_LISTEN, ...); a flag wins over its variable.
+#include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
@@ -45,6 +46,11 @@ int serve(const ServerOptions& o) {
   sigemptyset(&signals);
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Debian's Abseil is built without NDEBUG, so absl::Mutex runs its deadlock detector: every lock, and every
+  // mutex's end, updates one global graph of lock orders under one global lock, and gRPC makes and locks several
+  // mutexes per call. About a tenth of the CPU of a call (bench/server/run.sh, seen in perf as
+  // GraphCycles); off, as a release build of Abseil has it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 
   ratewarden::set_event_handler([](const ratewarden::Event& e) {
     log(std::string(ratewarden::event_kind_name(e.kind)) + " " + e.store + ": " + e.message +
