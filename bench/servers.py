@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 sys.path.append(str(Path(__file__).resolve().parents[1] / "tests" / "python"))
-from redis_server import PostgresServer, RedisCluster, RedisServer  # noqa: E402
+from redis_server import PostgresServer, RedisCluster, RedisServer, free_ports, wait_listening  # noqa: E402
 
-__all__ = ["PostgresServer", "RedisCluster", "RedisServer", "raise_priority"]
+__all__ = ["PostgresServer", "RedisCluster", "RedisServer", "free_ports", "raise_priority", "wait_listening"]
 
 PLACEHOLDER = re.compile(r"\{(redis|redis_port|cluster|postgres)\}")
 PR_SET_PDEATHSIG = 1

@@ -29,7 +29,6 @@ import platform
 import random
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -44,7 +43,7 @@ from prometheus_client.parser import text_string_to_metric_families
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from servers import RedisServer  # noqa: E402  (tests/servers/launch.py's redis-server)
+from servers import RedisServer, free_ports, wait_listening  # noqa: E402  (tests/servers/launch.py's redis-server)
 
 DEFAULT_OUT = ROOT / "docs" / "img" / "redis-outage"
 PR_SET_PDEATHSIG = 1
@@ -69,39 +68,6 @@ FIGURES = COLUMNS[3:19]
 
 def log(message: str) -> None:
     print(f"outage.py: {message}", file=sys.stderr, flush=True)
-
-
-def free_ports(n: int) -> int:
-    """The first of n consecutive free loopback ports, below the ephemeral range (where the app's own Redis
-    connections could take one meanwhile)."""
-    rng = random.Random()
-    while True:
-        first = rng.randrange(20000, 32000 - n)
-        held: List[socket.socket] = []
-        try:
-            for port in range(first, first + n):
-                s = socket.socket()
-                held.append(s)
-                s.bind(("127.0.0.1", port))
-            return first
-        except OSError:
-            continue
-        finally:
-            for s in held:
-                s.close()
-
-
-def wait_port(port: int, process: "subprocess.Popen[bytes]", server_log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                sys.exit(f"outage.py: nothing serves port {port}; gunicorn's log:\n"
-                         + server_log.read_text(errors="replace"))
-            time.sleep(0.05)
 
 
 def die_with_parent(parent: int) -> None:
@@ -337,7 +303,7 @@ def main() -> int:
                                         preexec_fn=lambda: die_with_parent(parent))
         try:
             for port in [app_port, *range(metrics_port, metrics_port + WORKERS)]:
-                wait_port(port, gunicorn, server_log)
+                wait_listening(port, gunicorn, server_log, "gunicorn")
             redis_up = threading.Event()
             redis_up.set()
             t0, t0_unix = time.monotonic(), time.time()

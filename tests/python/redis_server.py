@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -19,6 +20,26 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def free_ports(n: int) -> int:
+    """The first of ``n`` consecutive free ports, below the ephemeral range (32768 and up on Linux), where a
+    connection's local port could take one of them meanwhile (as the workers' Redis connections would)."""
+    rng = random.Random()
+    while True:
+        first = rng.randrange(20000, 32000 - n)
+        sockets = []
+        try:
+            for p in range(first, first + n):
+                s = socket.socket()
+                sockets.append(s)
+                s.bind(("127.0.0.1", p))
+            return first
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
 
 
 def wait_listening(port: int, process: "subprocess.Popen[bytes]", log: Path, what: str) -> None:

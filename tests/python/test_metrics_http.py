@@ -9,7 +9,6 @@ from __future__ import annotations
 import http.client
 import itertools
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -23,7 +22,7 @@ from urllib.parse import urlencode
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from redis_server import RedisServer, free_port, wait_listening
+from redis_server import RedisServer, free_port, free_ports, wait_listening
 
 APPS = Path(__file__).with_name("apps")
 _prefixes = itertools.count()
@@ -47,26 +46,6 @@ def serve(cmd: List[str], port: int, env: Dict[str, str]) -> Iterator[Path]:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
-
-
-def free_ports(n: int) -> int:
-    """The first of ``n`` consecutive free ports, below the ephemeral range (32768 and up on Linux), where a
-    connection's local port could take one of them meanwhile (as the workers' Redis connections would)."""
-    rng = random.Random()
-    while True:
-        first = rng.randrange(20000, 32000 - n)
-        sockets = []
-        try:
-            for p in range(first, first + n):
-                s = socket.socket()
-                sockets.append(s)
-                s.bind(("127.0.0.1", p))
-            return first
-        except OSError:
-            continue
-        finally:
-            for s in sockets:
-                s.close()
 
 
 def wait_port(port: int, log: Path) -> None:
