@@ -170,3 +170,13 @@ def test_reloads_under_concurrent_load_on_redis_fail_no_call(config_dir, start, 
             t.join()
     assert failures == [], failures[:5]
     assert all(answered), answered
+
+
+def test_a_change_right_after_the_server_says_it_listens_is_never_missed(config_dir, start):
+    # The directory was watched only after the ready line: a change in between was never loaded (2 starts in 30).
+    config = config_dir({"edge.yaml": RULE.format(n=1)})
+    for n in range(2, 22):
+        server = start(config)
+        (config / "edge.yaml").write_text(RULE.format(n=n))
+        wait_for(lambda: limit_of(server) == n, f"the change to {n} made at once, loaded")
+        server.stop()
