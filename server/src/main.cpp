@@ -93,14 +93,6 @@ int serve(const ServerOptions& o) {
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) throw std::runtime_error("cannot listen on " + o.grpc_listen + " for gRPC");
   for (const char* name : kHealthNames) server->GetHealthCheckService()->SetServingStatus(name, true);
-  std::string listening = "gRPC on " + address(o.grpc_listen, port) +
-                          ", HTTP on " + (http ? address(o.http_listen, http->port()) : "off");
-  if (metrics_http) listening += ", metrics on " + address(o.metrics_listen, metrics_http->port());
-  if (o.tls.enabled()) listening += o.tls.mutual() ? ", mutual TLS" : ", TLS";
-  std::printf("ratewarden-server: %s, store %s, config %s\n", listening.c_str(), store->describe().c_str(),
-              o.config.c_str());
-  std::fflush(stdout);
-
   // HTTP's TLS context, rebuilt when the files changed (gRPC's watcher reads them on its own). A failure keeps
   // the previous one; it is counted each time and logged once. Called with `reloading` held.
   std::string tls_failure;
@@ -137,6 +129,14 @@ int serve(const ServerOptions& o) {
     }
   };
   ratewarden::server::Reloader watcher(o.config, [&reload] { reload("the directory changed"); });
+  // Said once the directory is watched: a change made once the server has said it listens is never missed.
+  std::string listening = "gRPC on " + address(o.grpc_listen, port) +
+                          ", HTTP on " + (http ? address(o.http_listen, http->port()) : "off");
+  if (metrics_http) listening += ", metrics on " + address(o.metrics_listen, metrics_http->port());
+  if (o.tls.enabled()) listening += o.tls.mutual() ? ", mutual TLS" : ", TLS";
+  std::printf("ratewarden-server: %s, store %s, config %s\n", listening.c_str(), store->describe().c_str(),
+              o.config.c_str());
+  std::fflush(stdout);
 
   // The TLS files are also re-read every --tls-refresh-s, as gRPC's watcher reads them.
   const timespec refresh{static_cast<time_t>(o.tls.refresh_s), 0};

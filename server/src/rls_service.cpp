@@ -1,7 +1,11 @@
 #include "rls_service.hpp"
 
+#include <google/protobuf/stubs/logging.h>
+#include <grpcpp/support/proto_buffer_reader.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -350,10 +354,53 @@ void RateLimiting::decide_request(const RlsRequest& request, RlsResponse* respon
   Call::start(call);
 }
 
-grpc::ServerUnaryReactor* RlsService::ShouldRateLimit(grpc::CallbackServerContext* context, const RlsRequest* request,
-                                                      RlsResponse* response) {
+namespace {
+
+// What protobuf says while this thread parses a request (an invalid UTF-8 string: it logs an ERROR line): the
+// request's error, not a log line.
+thread_local std::string* parse_error = nullptr;
+
+void protobuf_log(google::protobuf::LogLevel level, const char* file, int line, const std::string& message) {
+  if (parse_error != nullptr) {
+    if (parse_error->empty()) *parse_error = message.substr(0, message.find(". Use the 'bytes' type"));
+    return;
+  }
+  if (level == google::protobuf::LOGLEVEL_INFO) return;  // as protobuf's own handler
+  const char* const names[] = {"INFO", "WARNING", "ERROR", "FATAL"};
+  std::fprintf(stderr, "[libprotobuf %s %s:%d] %s\n", names[level < 4 ? level : 2], file, line, message.c_str());
+}
+
+}  // namespace
+
+RlsService::RlsService(std::shared_ptr<RateLimiting> limiting) : limiting_(std::move(limiting)) {
+  static std::once_flag once;
+  std::call_once(once, [] { google::protobuf::SetLogHandler(&protobuf_log); });
+}
+
+grpc::ServerUnaryReactor* RlsService::ShouldRateLimit(grpc::CallbackServerContext* context,
+                                                      const grpc::ByteBuffer* request, grpc::ByteBuffer* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  limiting_->decide(*request, response, [reactor](const grpc::Status& status) { reactor->Finish(status); });
+  auto call = std::make_shared<std::pair<RlsRequest, RlsResponse>>();
+  grpc::ByteBuffer bytes(*request);  // shares the request's slices; the reader consumes this copy
+  std::string error;
+  bool parsed = false;
+  {
+    grpc::ProtoBufferReader reader(&bytes);
+    parse_error = &error;
+    parsed = reader.status().ok() && call->first.ParseFromZeroCopyStream(&reader);
+    parse_error = nullptr;
+  }
+  if (!parsed) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                 "the request is not a RateLimitRequest: " +
+                                     (error.empty() ? std::string("its bytes do not parse") : error)));
+    return reactor;
+  }
+  limiting_->decide(call->first, &call->second, [reactor, call, response](const grpc::Status& status) {
+    if (!status.ok()) return reactor->Finish(status);
+    bool own_buffer = false;
+    reactor->Finish(grpc::SerializationTraits<RlsResponse>::Serialize(call->second, response, &own_buffer));
+  });
   return reactor;
 }
 

@@ -56,12 +56,16 @@ class RateLimiting {
   std::map<std::pair<uint32_t, int>, std::shared_ptr<Limiter>> overrides_;
 };
 
-// The gRPC face of RateLimiting (the callback API: a reactor per call, finished by the last answer).
-class RlsService final : public envoy::service::ratelimit::v3::RateLimitService::CallbackService {
+// The gRPC face of RateLimiting (the callback API: a reactor per call, finished by the last answer). The method is
+// raw: the request's bytes are parsed here, so that bytes that are no RateLimitRequest (a string that is not UTF-8, a
+// truncated or malformed message) are INVALID_ARGUMENT saying so. gRPC's generated handler answered them UNIMPLEMENTED
+// with no message, and protobuf logged a line for each invalid string (a log any client could flood).
+class RlsService final : public envoy::service::ratelimit::v3::RateLimitService::WithRawCallbackMethod_ShouldRateLimit<
+                             envoy::service::ratelimit::v3::RateLimitService::Service> {
  public:
-  explicit RlsService(std::shared_ptr<RateLimiting> limiting) : limiting_(std::move(limiting)) {}
-  grpc::ServerUnaryReactor* ShouldRateLimit(grpc::CallbackServerContext* context, const RlsRequest* request,
-                                            RlsResponse* response) override;
+  explicit RlsService(std::shared_ptr<RateLimiting> limiting);
+  grpc::ServerUnaryReactor* ShouldRateLimit(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                            grpc::ByteBuffer* response) override;
 
  private:
   std::shared_ptr<RateLimiting> limiting_;

@@ -1,9 +1,9 @@
 """Envoy's RLS v3 over gRPC: envoyproxy/ratelimit's config loaded unchanged and answered as it answers, our
-additions, bad input, and one limit across server processes on one Redis."""
+additions, bad input (more in test_bad_requests.py), a store that fails (more in test_faults.py); one limit across
+server processes: test_exactness.py."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import grpc
@@ -164,34 +164,6 @@ def test_bad_requests_are_invalid_arguments(config_dir, start):
         server.call("edge", descriptor(("k", "v" * 2_000_000)))
     assert error.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert server.call("edge", descriptor(("remote_address", "still-serving"))).overall_code == OK
-
-
-def test_two_servers_on_one_redis_admit_exactly_the_limit_together(config_dir, start, redis):
-    config = config_dir({"api.yaml": """\
-        domain: api
-        descriptors:
-          - key: client
-            rate_limit:
-              unit: minute
-              requests_per_unit: 100
-        """})
-    servers = [start(config, redis.url), start(config, redis.url)]
-    client = f"c{time.time_ns()}"
-    fresh_window(60, 15)  # all 200 calls in one minute window
-    answers = []
-    lock = threading.Lock()
-
-    def caller(i: int) -> None:
-        for _ in range(4):
-            code = servers[i % 2].call("api", descriptor(("client", client))).overall_code
-            with lock:
-                answers.append(code)
-    threads = [threading.Thread(target=caller, args=(i,)) for i in range(50)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert answers.count(OK) == 100 and answers.count(OVER) == 100
 
 
 def test_a_store_failure_answers_unavailable_within_the_timeout(config_dir, start):

@@ -8,44 +8,7 @@ import signal
 import time
 
 import grpc
-from conftest import descriptor, fresh_window, rls_pb2
-
-
-def field(number: int, payload: bytes) -> bytes:  # a length-delimited field (wire type 2)
-    return varint(number << 3 | 2) + varint(len(payload)) + payload
-
-
-def varint(n: int) -> bytes:
-    out = b""
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out += bytes([byte | (0x80 if n else 0)])
-        if not n:
-            return out
-
-
-def fields(message: bytes) -> list:
-    """(number, value) pairs: an int for varints, bytes for length-delimited fields."""
-    out, i = [], 0
-    while i < len(message):
-        key, i = read_varint(message, i)
-        if key & 7 == 0:
-            value, i = read_varint(message, i)
-        else:
-            length, i = read_varint(message, i)
-            value, i = message[i:i + length], i + length
-        out.append((key >> 3, value))
-    return out
-
-
-def read_varint(data: bytes, i: int):
-    n = shift = 0
-    while True:
-        n |= (data[i] & 0x7F) << shift
-        shift += 7
-        i += 1
-        if not data[i - 1] & 0x80:
-            return n, i
+from conftest import descriptor, field, fields, fresh_window, rls_pb2, varint
 
 
 EDGE = "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 1}\n"
