@@ -18,6 +18,13 @@ int64_t whole(const std::string& name, const std::string& value, int64_t min, in
   return v;
 }
 
+ServiceOptions::Headers header_style(const std::string& name, const std::string& value) {
+  if (value == "envoy" || value == "1") return ServiceOptions::Headers::envoy;
+  if (value == "ietf") return ServiceOptions::Headers::ietf;
+  if (value == "off" || value == "0") return ServiceOptions::Headers::off;
+  throw InvalidArgument(name + " takes envoy, ietf or off, got \"" + value + "\"");
+}
+
 }  // namespace
 
 const char* const kUsage =
@@ -41,7 +48,8 @@ const char* const kUsage =
     "  --max-in-flight N         calls being decided at once, gRPC and HTTP; more: RESOURCE_EXHAUSTED\n"
     "                            (RATEWARDEN_MAX_IN_FLIGHT; 10000)\n"
     "  --drain-timeout-ms N      at SIGTERM, for calls in flight (RATEWARDEN_DRAIN_TIMEOUT_MS; 5000)\n"
-    "  --no-limit-headers        no RateLimit-Limit/-Remaining/-Reset in answers (RATEWARDEN_LIMIT_HEADERS=0)\n"
+    "  --limit-headers STYLE     envoy: RateLimit-Limit/-Remaining/-Reset; ietf: RateLimit-Policy and RateLimit;\n"
+    "                            off: none (RATEWARDEN_LIMIT_HEADERS; envoy). --no-limit-headers: off\n"
     "SIGHUP reloads the config (and HTTP's TLS files); SIGTERM drains and exits.\n";
 
 ServerOptions parse_options(int argc, char** argv) {
@@ -72,7 +80,7 @@ ServerOptions parse_options(int argc, char** argv) {
       {"--drain-timeout-ms",
        {"RATEWARDEN_DRAIN_TIMEOUT_MS", [&](auto& n, auto& v) { o.drain_ms = whole(n, v, 0, 3600000); }}},
       {"--limit-headers",
-       {"RATEWARDEN_LIMIT_HEADERS", [&](auto& n, auto& v) { o.service.limit_headers = whole(n, v, 0, 1) == 1; }}},
+       {"RATEWARDEN_LIMIT_HEADERS", [&](auto& n, auto& v) { o.service.limit_headers = header_style(n, v); }}},
   };
   for (const auto& [flag, entry] : flags)
     if (const char* value = std::getenv(entry.first)) entry.second(entry.first, value);
@@ -83,7 +91,7 @@ ServerOptions parse_options(int argc, char** argv) {
       continue;
     }
     if (arg == "--no-limit-headers") {
-      o.service.limit_headers = false;
+      o.service.limit_headers = ServiceOptions::Headers::off;
       continue;
     }
     std::string value;

@@ -89,9 +89,10 @@ struct Plan {
 
 class RateLimiting::Call {
  public:
-  Call(RlsResponse* response, RlsDone done, OnStoreError on_store_error, int64_t now_s, bool headers, size_t n)
+  Call(RlsResponse* response, RlsDone done, OnStoreError on_store_error, int64_t now_s,
+       ServiceOptions::Headers headers, size_t n)
       : response_(response), done_(std::move(done)), on_store_error_(on_store_error), now_s_(now_s),
-        headers_(headers), plans_(n), decisions_(n), failures_(n) {}
+        headers_(headers), plans_(n), decisions_(n), failures_(n), windows_s_(n) {}
 
   std::vector<Plan>& plans() { return plans_; }
   // Answers with `status` instead of starting (the request was refused).
@@ -140,7 +141,8 @@ class RateLimiting::Call {
       over = status(i, *response_->add_statuses()) || over;
     }
     response_->set_overall_code(over ? RlsResponse::OVER_LIMIT : RlsResponse::OK);
-    if (headers_) add_headers();
+    if (headers_ == ServiceOptions::Headers::envoy) add_envoy_headers();
+    if (headers_ == ServiceOptions::Headers::ietf) add_ietf_headers();
     done_(grpc::Status::OK);
   }
 
@@ -169,6 +171,7 @@ class RateLimiting::Call {
       allowed = d->allowed || p.hits == 0;
       remaining = d->remaining;
       const Policy& policy = p.limiter->policies()[d->policy_index];
+      windows_s_[i] = (policy.period_us + 999999) / 1000000;
       limit.set_requests_per_unit(static_cast<uint32_t>(policy.limit));
       limit.set_unit(static_cast<RateLimit::Unit>(p.epoch_window_s > 0 ? p.unit : unit_of(policy.period_us)));
       reset_s = (d->reset_after_us + 999999) / 1000000;
@@ -178,6 +181,8 @@ class RateLimiting::Call {
       limit.set_unit(static_cast<RateLimit::Unit>(p.unit));
     }
     if (p.epoch_window_s > 0) reset_s = p.epoch_window_s - now_s_ % p.epoch_window_s;
+    if (p.epoch_window_s > 0) windows_s_[i] = p.epoch_window_s;
+    if (windows_s_[i] == 0) windows_s_[i] = unit_seconds(p.unit);  // a limit decided without the store
     s.set_limit_remaining(static_cast<uint32_t>(remaining));
     if (reset_s > 0) s.mutable_duration_until_reset()->set_seconds(reset_s);
     if (allowed) return false;
@@ -186,9 +191,50 @@ class RateLimiting::Call {
     return true;
   }
 
+  void add_header(const char* name, const std::string& value) {
+    auto* h = response_->add_response_headers_to_add();
+    h->set_key(name);
+    h->set_value(value);
+  }
+
+  // The IETF draft's fields (draft-ietf-httpapi-ratelimit-headers, the form of drafts 8 and later, as the HTTP
+  // adapters send them): each limited descriptor is a quota named by its rule's name (else its limiter's),
+  // RateLimit-Policy: "name";q=<limit>;w=<window s> and RateLimit: "name";r=<remaining>;t=<reset s>.
+  void add_ietf_headers() {
+    std::string policies, limits;
+    for (size_t i = 0; i < plans_.size(); ++i) {
+      const DescriptorStatus& s = response_->statuses(static_cast<int>(i));
+      if (!s.has_current_limit()) continue;
+      const Plan& p = plans_[i];
+      const std::string name = sf_string(!p.name.empty() ? p.name
+                                         : p.limiter   ? p.limiter->name()
+                                                       : "descriptor " + std::to_string(i));
+      const char* comma = policies.empty() ? "" : ", ";
+      policies += comma + name + ";q=" + std::to_string(s.current_limit().requests_per_unit()) + ";w=" +
+                  std::to_string(windows_s_[i]);
+      limits += comma + name + ";r=" + std::to_string(s.limit_remaining()) + ";t=" +
+                std::to_string(s.duration_until_reset().seconds());
+    }
+    if (!policies.empty()) {
+      add_header("RateLimit-Policy", policies);
+      add_header("RateLimit", limits);
+    }
+    if (!skipped_.empty()) add_header("RateLimit-Skipped", skipped_);
+  }
+
+  // A structured field's string: printable ASCII, with \ and " escaped (anything else becomes ?).
+  static std::string sf_string(const std::string& text) {
+    std::string out = "\"";
+    for (const char c : text) {
+      if (c == '\\' || c == '"') out += '\\';
+      out += (c >= 0x20 && c < 0x7f) ? c : '?';
+    }
+    return out + '"';
+  }
+
   // envoyproxy/ratelimit's rule: the descriptor with the least remaining (the first of equals), unless one is over
   // its limit (then the last over it).
-  void add_headers() {
+  void add_envoy_headers() {
     const DescriptorStatus* chosen = nullptr;
     for (const DescriptorStatus& s : response_->statuses()) {
       if (!s.has_current_limit()) continue;
@@ -196,17 +242,12 @@ class RateLimiting::Call {
           (chosen->code() != RlsResponse::OVER_LIMIT && s.limit_remaining() < chosen->limit_remaining()))
         chosen = &s;
     }
-    auto add = [this](const char* name, const std::string& value) {
-      auto* h = response_->add_response_headers_to_add();
-      h->set_key(name);
-      h->set_value(value);
-    };
     if (chosen != nullptr) {
-      add("RateLimit-Limit", std::to_string(chosen->current_limit().requests_per_unit()));
-      add("RateLimit-Remaining", std::to_string(chosen->limit_remaining()));
-      add("RateLimit-Reset", std::to_string(chosen->duration_until_reset().seconds()));
+      add_header("RateLimit-Limit", std::to_string(chosen->current_limit().requests_per_unit()));
+      add_header("RateLimit-Remaining", std::to_string(chosen->limit_remaining()));
+      add_header("RateLimit-Reset", std::to_string(chosen->duration_until_reset().seconds()));
     }
-    if (!skipped_.empty()) add("RateLimit-Skipped", skipped_);
+    if (!skipped_.empty()) add_header("RateLimit-Skipped", skipped_);
   }
 
   static std::string error_name(ErrorCode code) {
@@ -221,10 +262,11 @@ class RateLimiting::Call {
   RlsDone done_;
   const OnStoreError on_store_error_;
   const int64_t now_s_;
-  const bool headers_;
+  const ServiceOptions::Headers headers_;
   std::vector<Plan> plans_;
   std::vector<std::optional<Decision>> decisions_;  // each written by its own answer, read after the last
   std::vector<std::optional<ErrorCode>> failures_;
+  std::vector<int64_t> windows_s_;  // each limited descriptor's window, for the IETF fields (written by status())
   std::atomic<size_t> left_{0};
   std::string skipped_;
 };

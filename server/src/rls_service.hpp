@@ -19,7 +19,9 @@ struct ServiceOptions {
   size_t max_descriptors = 64;         // per request
   size_t max_entries = 32;             // per descriptor
   int64_t max_in_flight = 10000;       // calls being decided at once; more are refused RESOURCE_EXHAUSTED
-  bool limit_headers = true;           // RateLimit-Limit / -Remaining / -Reset of the tightest descriptor
+  // The response's headers: envoyproxy/ratelimit's RateLimit-Limit / -Remaining / -Reset of the tightest
+  // descriptor, the IETF draft's RateLimit-Policy and RateLimit (every limited descriptor), or none.
+  enum class Headers { envoy, ietf, off } limit_headers = Headers::envoy;
   std::function<int64_t()> wall_now_s;  // the epoch windows' clock (seconds); empty: the system clock
 };
 
