@@ -15,15 +15,10 @@
 //
 // One batch callback observes every instrument from one reading of the core's figures per collection.
 
+const { invalidArgument } = require('./errors');
 const native = require('./native');
 
 const METER_NAME = 'ratewarden';
-
-function invalid(message) {
-  const error = new TypeError(message);
-  error.code = 'ERR_RATEWARDEN_INVALID_ARGUMENT';
-  return error;
-}
 
 // The OpenTelemetry name of the core's family `family` of `type` and `unit`.
 function instrumentName(family, type, unit) {
@@ -129,7 +124,7 @@ function register(meterProvider) {
   const api = otelApi();
   const provider = meterProvider === undefined ? api.metrics.getMeterProvider() : meterProvider;
   if (provider === null || typeof provider !== 'object' || typeof provider.getMeter !== 'function') {
-    throw invalid('register(meterProvider): meterProvider must be an OpenTelemetry MeterProvider');
+    throw invalidArgument('register(meterProvider): meterProvider must be an OpenTelemetry MeterProvider', register);
   }
   if (meterProvider === undefined && provider.getMeter(METER_NAME) === api.createNoopMeter()) {
     const error = new Error('ratewarden/opentelemetry: the global MeterProvider is the API\'s no-op one, whose ' +
