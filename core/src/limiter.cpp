@@ -76,11 +76,16 @@ Limiter::Limiter(std::string_view policy, std::shared_ptr<Store> store, LimiterO
 }
 
 void Limiter::validate(std::string_view key, int64_t cost) const {
+  // One test on every call's path; the messages are built out of it.
+  if (__builtin_expect(key.empty() || key.size() > kMaxKeyBytes || cost < 1 || cost > max_cost_, 0))
+    refuse(key, cost);
+}
+
+__attribute__((cold, noinline)) void Limiter::refuse(std::string_view key, int64_t cost) const {
   if (key.empty()) throw InvalidArgument("the key is empty; a key is 1 to 4096 bytes");
   if (key.size() > kMaxKeyBytes)
     throw InvalidArgument("the key is " + std::to_string(key.size()) + " bytes; a key is 1 to 4096 bytes");
-  if (cost < 1 || cost > max_cost_)
-    throw InvalidArgument("cost must be between 1 and " + std::to_string(max_cost_) + " (the capacity of " +
+  throw InvalidArgument("cost must be between 1 and " + std::to_string(max_cost_) + " (the capacity of " +
                           describe(policies_[0]) + (policies_.size() > 1 ? " and the other rates" : "") +
                           "), got " + std::to_string(cost));
 }
@@ -158,8 +163,9 @@ Decision Limiter::decide(std::string_view key, int64_t cost, Mode mode, int64_t 
   validate(key, cost);
   try {
     if (store_takes_key_parts_) {
+      if (store_counts_) return store_->decide(call_for(key, cost, mode, nullptr, mode_arg));  // no copy
       const Decision d = store_->decide(call_for(key, cost, mode, nullptr, mode_arg));
-      if (!store_counts_) count(mode, d, cost, false);
+      count(mode, d, cost, false);
       return d;
     }
     // Kept per thread, and touched only here: a thread_local costs a call per use in a shared library.

@@ -1,5 +1,7 @@
 // The keyed hash and the clock of the memory store and the hybrid knowledge (core/src/util/).
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -21,6 +23,24 @@ TEST(MemoryInternals, SipHash13MatchesCPython) {
   EXPECT_EQ(siphash13(zero, "01234567"), 0xda3dcedf84ea6cc6ULL);
   EXPECT_EQ(siphash13(zero, "012345678"), 0xb79d8581f8552753ULL);
   EXPECT_EQ(siphash13(zero, "the quick brown fox jumps over"), 0xad7dbf39b6f5e689ULL);
+}
+
+// Every tail length (0..7 bytes after the 8-byte words), shorter and longer than a word: the bytes (i * 37 + 11) % 256,
+//   PYTHONHASHSEED=0 python3 -c 'print(hex(hash(bytes((i * 37 + 11) % 256 for i in range(N))) & (2**64 - 1)))'
+TEST(MemoryInternals, SipHash13MatchesCPythonAtEveryTailLength) {
+  const std::pair<size_t, uint64_t> expected[] = {
+      {1, 0x26144e6cff3ac45cULL},  {2, 0x52bd41de9d38aaf7ULL},  {3, 0xa4fa623f1c3d8f91ULL},
+      {4, 0x33bce358c2baa9b2ULL},  {5, 0x3e7c050f956de4d6ULL},  {6, 0x10b0654a400278b1ULL},
+      {7, 0xdf736fc88c20792aULL},  {8, 0x13c8df4ec019b503ULL},  {9, 0xdfb5eb7cc3223b49ULL},
+      {10, 0x20aded9861e58ff1ULL}, {11, 0x60c42a6c0dfe371aULL}, {12, 0xe15d7193b9e32b33ULL},
+      {13, 0x4df179531373eff2ULL}, {14, 0x10a40dec9c0adf99ULL}, {15, 0xbeba3cf576457485ULL},
+      {16, 0x610125500b21b982ULL}, {17, 0xfa02bdcf2ab24ba9ULL}, {31, 0xde72d3f45318baf4ULL},
+      {32, 0x087c22acb367534fULL}, {33, 0x7073225da5a0c159ULL}};
+  for (const auto& [n, hash] : expected) {
+    std::string bytes;
+    for (size_t i = 0; i < n; ++i) bytes.push_back(static_cast<char>((i * 37 + 11) % 256));
+    EXPECT_EQ(siphash13(SipKey{}, bytes), hash) << n << " bytes";
+  }
 }
 
 TEST(MemoryInternals, EveryStoreDrawsItsOwnHashKey) {

@@ -125,6 +125,7 @@ class Limiter {
   void count_fallback(bool allowed, int64_t cost) const;
 
  private:
+  [[noreturn]] void refuse(std::string_view key, int64_t cost) const;  // validate's throw, off the hot path
   // `mode_arg`: StoreCall::max_wait_us for reserve, StoreCall::ticket for cancel.
   Decision decide(std::string_view key, int64_t cost, Mode mode, int64_t mode_arg = 0);
   void decide_async(std::string_view key, int64_t cost, Mode mode, DecisionCallback done, Completion where,

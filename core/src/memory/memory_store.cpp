@@ -44,7 +44,7 @@ KeyRef key_of(const StoreCall& call, size_t i) {
   return KeyRef{call.key_head, call.tag, call.key_suffixes[i]};
 }
 
-bool try_lock(std::mutex& mu) {
+bool try_lock(util::Lock& mu) {
   for (int i = 0; i < kTryLockSpins; ++i)
     if (mu.try_lock()) return true;
   return false;
@@ -169,19 +169,24 @@ Decision MemoryStore::decide_one(Shard& shard, uint64_t tag_hash, int64_t now, c
   const KeyRef key = key_of(call, 0);
   const uint64_t hash = entry_hash(tag_hash, key);
   Entry* entry = shard.find(hash, key);
-  const bool live = entry != nullptr && entry->expires_at_us > now;
-  AlgorithmState fresh;
-  if (!live) fresh = fresh_state(call.policies[0].algorithm);
   // One policy decides alone (decide_all's one-policy case, without its copies).
   Decision d;
-  const int64_t expires_at = evaluate(live ? entry->state : fresh, now, call.policies[0], call.cost, call.mode, d);
-  const bool charged = hit && d.allowed;
-  if (hit && call.counts != nullptr) call.counts->add_locked(stripe_of(tag_hash), d.allowed, call.cost);
-  if (live || (entry != nullptr && charged)) {
-    if (!live) entry->state = std::move(fresh);  // an expired entry is reused as a new one
+  if (entry != nullptr && entry->expires_at_us > now) {  // a live state, decided in place: the usual case
+    const int64_t expires_at = evaluate(entry->state, now, call.policies[0], call.cost, call.mode, d);
+    if (hit && call.counts != nullptr) call.counts->add_locked(stripe_of(tag_hash), d.allowed, call.cost);
     if (shard.set_expiry(entry, expires_at)) lower_hint(shard.earliest_expiry_hint());
     if (hit) shard.use(entry);  // a denial is a use too: a hammered key stays
-  } else if (charged) {
+    return d;
+  }
+  AlgorithmState fresh = fresh_state(call.policies[0].algorithm);
+  const int64_t expires_at = evaluate(fresh, now, call.policies[0], call.cost, call.mode, d);
+  if (hit && call.counts != nullptr) call.counts->add_locked(stripe_of(tag_hash), d.allowed, call.cost);
+  if (!hit || !d.allowed) return d;  // nothing to keep: an absent key stays absent
+  if (entry != nullptr) {  // an expired entry is reused as a new one
+    entry->state = std::move(fresh);
+    if (shard.set_expiry(entry, expires_at)) lower_hint(shard.earliest_expiry_hint());
+    shard.use(entry);
+  } else {
     insert(shard, hash, key, std::move(fresh), expires_at, now);
   }
   return d;
@@ -190,7 +195,7 @@ Decision MemoryStore::decide_one(Shard& shard, uint64_t tag_hash, int64_t now, c
 Decision MemoryStore::decide(const StoreCall& call) {
   const uint64_t tag_hash = util::siphash13(*sip_key_, call.tag);
   Shard& shard = shard_for(tag_hash);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  std::lock_guard<util::Lock> lock(shard.mu);
   // Read inside the lock: time never goes back for the entries of one shard.
   const int64_t now = now_in(shard);
   const bool hit = charges(call.mode);
@@ -243,7 +248,7 @@ Decision MemoryStore::decide(const StoreCall& call) {
 void MemoryStore::reset(const std::string* keys, size_t count, std::string_view tag) {
   const uint64_t tag_hash = util::siphash13(*sip_key_, tag);
   Shard& shard = shard_for(tag_hash);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  std::lock_guard<util::Lock> lock(shard.mu);
   for (size_t i = 0; i < count; ++i) {
     const KeyRef key{keys[i], {}, {}};
     Entry* entry = shard.find(entry_hash(tag_hash, key), key);
@@ -270,7 +275,7 @@ StoreStats MemoryStore::stats() const {
 int64_t MemoryStore::size() const {
   int64_t total = 0;
   for (size_t i = 0; i <= shard_mask_; ++i) {
-    std::lock_guard<std::mutex> lock(shards_[i].mu);
+    std::lock_guard<util::Lock> lock(shards_[i].mu);
     total += static_cast<int64_t>(shards_[i].size());
   }
   return total;
@@ -279,7 +284,7 @@ int64_t MemoryStore::size() const {
 void MemoryStore::sweep() {
   for (size_t i = 0; i <= shard_mask_; ++i) {
     Shard& shard = shards_[i];
-    std::lock_guard<std::mutex> lock(shard.mu);
+    std::lock_guard<util::Lock> lock(shard.mu);
     const int64_t now = now_in(shard);
     while (shard.drop_one_expired(now)) {
       entries_.fetch_sub(1, std::memory_order_relaxed);

@@ -44,6 +44,24 @@ inline uint64_t load_le64(const unsigned char* p) {
   return v;
 }
 
+inline uint64_t load_le32(const unsigned char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap32(v);
+#endif
+  return v;
+}
+
+// The r (0..7) bytes at p as a little-endian integer, without a loop over them: most keys end with a few bytes, and
+// the hash is on every call's path. Overlapping loads: bytes both read land on the same bits.
+inline uint64_t load_last(const unsigned char* p, size_t r, size_t n) {
+  if (n >= 8) return r == 0 ? 0 : load_le64(p + r - 8) >> (64 - 8 * r);  // the 8 bytes ending where the data ends
+  if (r >= 4) return load_le32(p) | (load_le32(p + r - 4) << (8 * (r - 4)));
+  if (r == 0) return 0;
+  return p[0] | (uint64_t{p[r / 2]} << (8 * (r / 2))) | (uint64_t{p[r - 1]} << (8 * (r - 1)));
+}
+
 }  // namespace
 
 SipKey random_sip_key() {
@@ -63,9 +81,7 @@ uint64_t siphash13(const SipKey& key, std::string_view data) {
   const unsigned char* end = p + (n & ~size_t{7});
   for (; p != end; p += 8) s.absorb(load_le64(p));
   // The last 0..7 bytes, with the length's low byte on top.
-  uint64_t last = static_cast<uint64_t>(n) << 56;
-  for (size_t i = 0; i < (n & 7); ++i) last |= static_cast<uint64_t>(p[i]) << (8 * i);
-  s.absorb(last);
+  s.absorb(load_last(p, n & 7, n) | (static_cast<uint64_t>(n) << 56));
   s.v2 ^= 0xff;
   s.round();
   s.round();
