@@ -5,7 +5,9 @@
 # bound), two threads against one, two policies against one, and a bare std::unordered_map window for information;
 # BENCH_ROUNDS (default 5) interleaved rounds of the two programs, one table of ratios beside the issue's targets;
 # and the cost of the decision counters (issue 36: <= 1.02x), against the same bench built without them, in time
-# and in instructions per hit (bench/hit_instructions.cpp under callgrind: the same on a busy machine).
+# and in instructions per hit (bench/hit_instructions.cpp under callgrind: the same on a busy machine); a hit's
+# instructions against the bare window's and governor's, where they go, and the ceilings CI holds them under
+# (bench/hit_instructions.sh). The table says which CPU and clock source it was measured on (issue 39).
 # Then the Python and Node in-process benches (bench/python/in_process.py, bench/node/in_process.js), which print
 # their own tables. About 5 minutes.
 set -euo pipefail
@@ -37,6 +39,12 @@ for ((r = 1; r <= rounds; r++)); do
   "$build_off/bench/memory_store_bench" --rounds=1 --benchmark_filter='^(hot_key|distinct_keys_no_eviction)/' \
     >>"$dir/results.jsonl" 2>>"$dir/cpp.log" || { cat "$dir/cpp.log" >&2; exit 1; }
 done
+# The CPU and the clock source: the same code costs differently on another CPU (issue 39), so every table says where
+# it was measured.
+echo
+echo "machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores," \
+  "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)," \
+  "load $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 bench/in_process_table.py <"$dir/results.jsonl"
 
 # The counters' cost again, in instructions (callgrind): the same whatever else the machine runs, where the times
@@ -56,6 +64,8 @@ for keys in hot distinct; do
 print(f'  {sys.argv[4]:<22} counters on {on / n:7.1f}, compiled out {off / n:7.1f}: {r:.3f}x  (target <= 1.02x) '
       + ('met' if r <= 1.02 else 'MISS'))" "$on" "$off" "$n" "$([ "$keys" = hot ] && echo "hot key" || echo "$((2 * n)) distinct keys")"
 done
+# A hit's instructions against the bare window's and governor's, and the ceilings CI holds them under.
+RATEWARDEN_BENCH_BUILD=$build bench/hit_instructions.sh
 
 echo
 if [ -f bench/python/in_process.py ]; then

@@ -11,7 +11,7 @@ packages=(
   binutils python3 python3-pytest
   python3-venv python3-dev wrk
   prometheus  # its promtool checks the metrics' exposition in the tests
-  valgrind  # bench/in_process.sh counts instructions with callgrind
+  valgrind  # bench/hit_instructions.sh counts a hit's instructions with callgrind (CI holds them under a ceiling)
   ccache  # scripts/test.sh: the core compiled once for the wheels, the prebuilt addon and the source tarball
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libyaml-cpp-dev  # ratewarden-server
 )

@@ -3,13 +3,13 @@
 # start through tests/servers/launch.py, which never lets one outlive its test process) and the C ABI
 # tests (plain C, Python ctypes, an install used by outside C, CMake and Go builds) in a warnings-as-errors build;
 # again under AddressSanitizer + UndefinedBehaviorSanitizer; the concurrency and failure tests under
-# ThreadSanitizer; ratewarden-server over gRPC; the Python and Node packages; the polyglot fleet; the binary packages
-# installed without a compiler; every code block of the docs. Installs what it needs first. Each step says its number
-# and the time spent so far.
+# ThreadSanitizer; a hit's instructions under their recorded ceiling; ratewarden-server over gRPC; the Python and
+# Node packages; the polyglot fleet; the binary packages installed without a compiler; every code block of the docs.
+# Installs what it needs first. Each step says its number and the time spent so far.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-steps=10
+steps=11
 current=0
 step() {
   current=$((current + 1))
@@ -43,6 +43,8 @@ concurrent="MemoryStore|Threads|LimiterStats|StoreStats|Events|AcrossProcesses|S
 # The server is left out under TSan: Debian's gRPC is not built with it (every one of its threads would be a report).
 run_suite "concurrency tests under TSan" build-tsan "$concurrent" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRATEWARDEN_TSAN=ON -DRATEWARDEN_BUILD_SERVER=OFF
+step "hot path instructions (bench/hit_instructions.sh --check)"
+bench/hit_instructions.sh --check  # a hit's instructions under callgrind, held under bench/hit_instructions.ceiling
 step "Python package"
 scripts/test_python.sh  # the Python package: pip install ., pytest with Flask 3.x and with Flask 2.2
 step "ratewarden-server over the wire"

@@ -26,6 +26,15 @@ fn quota() -> Quota {
     Quota::per_minute(NonZeroU32::new(1_000_000_000).unwrap())
 }
 
+/// `--calls N`: N hot-key checks and nothing else, for bench/in_process.sh to count under callgrind (the
+/// difference between N and 2N calls, over N, is one check's instructions: start-up cancels out).
+fn hot_key_calls(n: u64) {
+    let keyed = RateLimiter::keyed(quota());
+    let hot = String::from("user:42");
+    let allowed = (0..n).filter(|_| keyed.check_key(black_box(&hot)).is_ok()).count() as u64;
+    assert_eq!(allowed, n, "the quota is too high for a denial");
+}
+
 fn cpu_time() -> Duration {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime only writes the timespec it is given.
@@ -61,22 +70,32 @@ fn report(case: &str, rounds: usize, mut round: impl FnMut() -> f64) {
     println!("{{\"bench\":\"governor\",\"case\":\"{case}\",\"ns\":{ns:.2},\"rounds\":{rounds}}}");
 }
 
-fn rounds_from_args() -> usize {
+enum Run {
+    Rounds(usize),
+    Calls(u64),
+}
+
+fn run_from_args() -> Run {
     let args: Vec<String> = std::env::args().collect();
+    let count = |n: &String| n.parse().ok().filter(|&n| n > 0).unwrap_or_else(|| usage());
     match args.as_slice() {
-        [_] => 5,
-        [_, flag, n] if flag == "--rounds" => n.parse().ok().filter(|&n| n > 0).unwrap_or_else(|| usage()),
+        [_] => Run::Rounds(5),
+        [_, flag, n] if flag == "--rounds" => Run::Rounds(count(n) as usize),
+        [_, flag, n] if flag == "--calls" => Run::Calls(count(n)),
         _ => usage(),
     }
 }
 
 fn usage() -> ! {
-    eprintln!("usage: governor-peer [--rounds N]");
+    eprintln!("usage: governor-peer [--rounds N | --calls N]");
     std::process::exit(2)
 }
 
 fn main() {
-    let rounds = rounds_from_args();
+    let rounds = match run_from_args() {
+        Run::Rounds(rounds) => rounds,
+        Run::Calls(n) => return hot_key_calls(n),
+    };
 
     // (a) One hot key through the keyed limiter.
     let keyed = RateLimiter::keyed(quota());
