@@ -128,4 +128,22 @@ class RedisCluster {
   std::string url_, tls_url_;
 };
 
+// A master (node 0), its replica (node 1) and three sentinels (nodes 2-4) monitoring them as service() (launch.py
+// --sentinel: about 7 s to start, a failover in a few seconds); stopped on destruction.
+class RedisSentinel {
+ public:
+  RedisSentinel();
+  std::string url() const { return url_; }  // redis+sentinel://127.0.0.1:S1,127.0.0.1:S2,127.0.0.1:S3/mymaster
+  const std::string& service() const { return service_; }
+  RedisNode& node(size_t i) { return nodes_[i]; }
+  // The data node (0 or 1) the running sentinels name the master now, or -1 while they name none of them or
+  // disagree.
+  int named_master() const;
+
+ private:
+  std::shared_ptr<Launcher> launcher_;
+  std::vector<RedisNode> nodes_;
+  std::string url_, service_;
+};
+
 }  // namespace ratewarden::testing
