@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -221,6 +222,74 @@ TEST(SentinelFailover, ServesFromTheNewMasterSoonAfterTheSentinelsSwitch) {
   EXPECT_LE(first_served - killed, switched - killed + 1.0);
   EXPECT_GE(lost_at_most, 0) << "the new master counts hits nobody made";
   EXPECT_EQ(set.node(1).command({"ROLE"}).substr(0, 6), "master");
+}
+
+// SENTINEL FAILOVER: the replica is promoted while the old master stays up (the sentinels turn it into a replica
+// seconds later). The +switch-master announcement moves the calls to the new master: none reaches the old one 1 s
+// after the switch. Last: the shared set is left with node 1 as its master.
+TEST(SentinelFailover, ForcedFailoverMovesTheCallsToTheNewMaster) {
+  Limiter limiter("1000000000/hour", open_store(sentinel().url() + "?timeout=1s&prefix=forced"));
+  ASSERT_TRUE(limiter.hit("warm-up").allowed);
+  ASSERT_EQ(sentinel().named_master(), 0);
+  const auto t0 = Clock::now();
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::vector<Outcome> outcomes;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&] {
+      std::vector<Outcome> mine;
+      while (!stop.load()) {
+        Outcome o{seconds_since(t0), 0, false, false};
+        try {
+          o.allowed = limiter.hit("shared").allowed;
+          o.answered = true;
+        } catch (const StoreError&) {
+        }
+        o.took = seconds_since(t0) - o.started;
+        mine.push_back(o);
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      outcomes.insert(outcomes.end(), mine.begin(), mine.end());
+    });
+  // Script calls the old master has run so far.
+  auto scripts_run_by_old_master = [] {
+    const std::string stats = sentinel().node(0).command({"INFO", "commandstats"});
+    int64_t calls = 0;
+    for (const char* command : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="}) {
+      const size_t at = stats.find(command);
+      if (at != std::string::npos) calls += std::stoll(stats.substr(at + std::strlen(command)));
+    }
+    return calls;
+  };
+  while (scripts_run_by_old_master() < 1000) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  sentinel().node(2).command({"SENTINEL", "FAILOVER", sentinel().service()});
+  double switched = -1;
+  while (seconds_since(t0) < 60 && switched < 0) {
+    if (sentinel().named_master() == 1) switched = seconds_since(t0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  while (switched > 0 && seconds_since(t0) - switched < 1.0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const int64_t run_then = scripts_run_by_old_master();
+  while (switched > 0 && seconds_since(t0) - switched < 2.0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const int64_t run_at_end = scripts_run_by_old_master();
+  stop = true;
+  for (auto& t : threads) t.join();
+  ASSERT_GT(switched, 0) << "the sentinels did not fail over within 60 s";
+  size_t errors = 0, late_errors = 0;
+  double slowest = 0;
+  for (const Outcome& o : outcomes) {
+    slowest = std::max(slowest, o.took);
+    if (!o.answered) ++errors;
+    if (!o.answered && o.started > switched + 1.0) ++late_errors;
+  }
+  std::printf("[ sentinel ] forced failover: the sentinels switched %.2f s after the start; %zu of %zu calls failed; "
+              "slowest %.3f s\n",
+              switched, errors, outcomes.size(), slowest);
+  EXPECT_LT(slowest, 2.0) << "a call outlived its timeout";
+  EXPECT_EQ(late_errors, 0u) << "calls still failed 1 s after the switch";
+  EXPECT_EQ(run_at_end, run_then) << "calls still went to the old master 1 s after the switch";
+  EXPECT_EQ(sentinel().node(1).command({"EXISTS", limiter.storage_key("shared", 0)}), "1");
 }
 
 }  // namespace
