@@ -136,6 +136,13 @@ TEST(SentinelDiscovery, CloseFailsTheCallsThatWaitForTheMaster) {
   EXPECT_NE(error.find("the store was closed"), std::string::npos) << error;
 }
 
+// A number in INFO <section>: the digits after `name`.
+int64_t info_field(const RedisNode& node, const std::string& section, const std::string& name) {
+  const std::string info = node.command({"INFO", section});
+  const size_t at = info.find(name);
+  return at == std::string::npos ? -1 : std::stoll(info.substr(at + name.size()));
+}
+
 // One hit's outcome under the failover load.
 struct Outcome {
   double started, took;  // seconds since the start of the run
@@ -178,6 +185,7 @@ TEST(SentinelFailover, ServesFromTheNewMasterSoonAfterTheSentinelsSwitch) {
     });
 
   while (admitted.load() < 2000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const int64_t master_offset = info_field(set.node(0), "replication", "master_repl_offset:");
   const double killed = seconds_since(t0);
   set.node(0).kill();
   const double dead = seconds_since(t0);  // the launcher has reaped it: no call started later reached it
@@ -209,14 +217,18 @@ TEST(SentinelFailover, ServesFromTheNewMasterSoonAfterTheSentinelsSwitch) {
   // (at most `in_doubt`: a call that started after the old master died was never run by it). The admitted hits it
   // does not have were lost with the old master: admitted again, over the limit, by a limit that had been reached.
   const int64_t counted = limiter.peek("shared").used;
+  // Where the replica's stream stood when it was promoted, against the master's a moment before the kill (the
+  // master went on writing after that moment: a replica behind by more than 0 bytes shows here only when it was).
+  const int64_t promoted_at = info_field(set.node(1), "replication", "second_repl_offset:");
   const int64_t lost_at_least = std::max<int64_t>(0, admitted.load() - counted);
   const int64_t lost_at_most = admitted.load() - counted + static_cast<int64_t>(in_doubt);
   std::printf("[ sentinel ] failover %.2f s after the kill; served again %.2f s after the kill; %zu of %zu calls failed "
               "(%zu in flight at the kill); slowest call %.3f s; admitted %lld, counted by the new master %lld: "
-              "lost %lld to %lld\n",
+              "lost %lld to %lld; replication stream at the promotion %lld bytes past the master's before the kill\n",
               switched - killed, first_served - killed, errors, outcomes.size(), in_doubt, slowest,
               static_cast<long long>(admitted.load()), static_cast<long long>(counted),
-              static_cast<long long>(lost_at_least), static_cast<long long>(lost_at_most));
+              static_cast<long long>(lost_at_least), static_cast<long long>(lost_at_most),
+              static_cast<long long>(promoted_at - master_offset));
   EXPECT_LT(slowest, kTimeout + 1.0) << "a call outlived its timeout";
   ASSERT_GT(first_served, 0) << "no call was served after the kill";
   EXPECT_LE(first_served - killed, switched - killed + 1.0);
