@@ -337,6 +337,11 @@ RedisCluster& shared_redis_cluster() {
   return cluster;
 }
 
+RedisSentinel& shared_redis_sentinel() {
+  static RedisSentinel sentinel;
+  return sentinel;
+}
+
 PostgresServer& shared_postgres_server() {
   static PostgresServer server;
   return server;

@@ -104,6 +104,7 @@ int free_port();
 class RedisServer& shared_redis_server();
 class RedisCluster& shared_redis_cluster();
 class PostgresServer& shared_postgres_server();
+class RedisSentinel& shared_redis_sentinel();
 
 // Three masters joined by `redis-cli --cluster create`, every node agreeing on the slot map; stopped on destruction.
 class RedisCluster {

@@ -25,10 +25,7 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Shared by the tests that leave the topology as it was.
-RedisSentinel& sentinel() {
-  static RedisSentinel s;
-  return s;
-}
+RedisSentinel& sentinel() { return shared_redis_sentinel(); }
 
 void expect_invalid(const std::string& url, const std::string& says) {
   try {
