@@ -302,11 +302,16 @@ void RedisCluster::migrate_slot_of(const std::string& key, size_t to) {
   for (auto& node : nodes_) node.command({"CLUSTER", "SETSLOT", slot, "NODE", to_id});
 }
 
-RedisSentinel::RedisSentinel() : launcher_(std::make_shared<Launcher>(std::vector<std::string>{"--sentinel"})) {
+RedisSentinel::RedisSentinel(bool tls_only)
+    : launcher_(std::make_shared<Launcher>(tls_only ? std::vector<std::string>{"--sentinel", "--tls-only"}
+                                                    : std::vector<std::string>{"--sentinel"})) {
   for (size_t i = 0; i < 5; ++i) nodes_.emplace_back(launcher_, i);
   url_ = text(launcher_->ready()["sentinel"]["url"]);
+  tls_url_ = text(launcher_->ready()["sentinel"]["tls_url"]);
   service_ = text(launcher_->ready()["sentinel"]["service"]);
 }
+
+std::string RedisSentinel::required_url(const std::string& url) { return required(url, "such listeners"); }
 
 int RedisSentinel::named_master() const {
   int named = -1;

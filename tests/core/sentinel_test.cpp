@@ -108,6 +108,20 @@ TEST(SentinelDiscovery, DbSelectsTheMastersDatabase) {
   EXPECT_EQ(node.command({"EVAL", "redis.call('SELECT', 3) return redis.call('EXISTS', KEYS[1])", "1", stored}), "1");
 }
 
+// rediss+sentinel://: the sentinels and the master over TLS (the server certificate names 127.0.0.1), with the
+// tls_* options of rediss://.
+TEST(SentinelDiscovery, OverTlsFindsTheMaster) {
+  RedisSentinel set(/*tls_only=*/true);
+  Limiter limiter("2/minute", open_store(set.tls_url() + "&timeout=5s"));
+  EXPECT_TRUE(limiter.hit("user").allowed);
+  EXPECT_TRUE(limiter.hit("user").allowed);
+  EXPECT_FALSE(limiter.hit("user").allowed);
+  const std::string wrong_ca = set.tls_url().substr(0, set.tls_url().find("?")) + "?timeout=5s&tls_ca=" +
+                               set.node(0).tls().wrong_ca;
+  const std::string error = hit_error(wrong_ca);
+  EXPECT_NE(error.find("TLS handshake failed"), std::string::npos) << error;
+}
+
 // Calls waiting for the master while every sentinel hangs: closing the store fails them at once.
 TEST(SentinelDiscovery, CloseFailsTheCallsThatWaitForTheMaster) {
   auto store = open_store(sentinel().url() + "?timeout=30s");

@@ -4,8 +4,9 @@ never leaks one.
 
     launch.py [--tls | --tls-only] [--unix] [--cluster N] [-- REDIS-SERVER-ARGS...]
     launch.py --postgres     a throwaway PostgreSQL cluster (initdb in a fresh directory, a free loopback port)
-    launch.py --sentinel     Redis Sentinel: node 0 the master, node 1 its replica, nodes 2-4 sentinels monitoring
-                             them as "mymaster" (a failover takes a few seconds: see sentinel_conf())
+    launch.py --sentinel [--tls-only]   Redis Sentinel: node 0 the master, node 1 its replica, nodes 2-4 sentinels
+                             monitoring them as "mymaster" (a failover takes a few seconds: SentinelNode); with
+                             --tls-only every node and sentinel listens on TLS only, and they talk TLS to each other
 
 Prints one JSON line when everything is ready (see ready() below), or {"ok": false, "error": ...} and exits. Then
 reads commands from stdin, one a line, each answered by one JSON line ({"ok": true, "pid": P} or
@@ -383,11 +384,14 @@ SENTINEL_SERVICE = "mymaster"
 class ReplicaNode(Node):
     """A redis-server started as the replica of `master` (the sentinels re-point it after a failover)."""
 
-    def __init__(self, index: int, root: Path, options: argparse.Namespace, master: Node) -> None:
+    def __init__(self, index: int, root: Path, options: argparse.Namespace, master: Node,
+                 tls: Optional[Dict[str, str]]) -> None:
         self.master = master
-        super().__init__(index, root, options, None)
+        super().__init__(index, root, options, tls)
 
     def argv(self) -> List[str]:
+        if self.tls:
+            return super().argv() + ["--tls-replication", "yes", "--replicaof", HOST, str(self.master.tls_port)]
         return super().argv() + ["--replicaof", HOST, str(self.master.port)]
 
 
@@ -395,9 +399,10 @@ class SentinelNode(Node):
     """A redis-server --sentinel monitoring `master`, its config file in its directory (Sentinel rewrites it, and a
     restart reads what it had learnt)."""
 
-    def __init__(self, index: int, root: Path, options: argparse.Namespace, master: Node) -> None:
+    def __init__(self, index: int, root: Path, options: argparse.Namespace, master: Node,
+                 tls: Optional[Dict[str, str]]) -> None:
         self.master = master
-        super().__init__(index, root, options, None)
+        super().__init__(index, root, options, tls)
 
     def pick_ports(self) -> None:
         super().pick_ports()
@@ -406,9 +411,12 @@ class SentinelNode(Node):
     def write_conf(self) -> None:
         # Small timings: a master that does not answer for 1 s is down; a failover that stalls is tried again after
         # 3 s (a new election). Sentinel announces 127.0.0.1: the addresses it hands out are the loopback ones.
+        tls = (f"tls-port {self.tls_port}\ntls-cert-file {self.tls['server_cert']}\n"
+               f"tls-key-file {self.tls['server_key']}\ntls-ca-cert-file {self.tls['ca']}\n"
+               "tls-auth-clients optional\ntls-replication yes\n") if self.tls else ""
         (self.dir / "sentinel.conf").write_text(
-            f"port {self.port}\nbind {HOST}\ndir {self.dir}\n"
-            f"sentinel monitor {SENTINEL_SERVICE} {HOST} {self.master.port} 2\n"
+            f"port {self.port}\nbind {HOST}\ndir {self.dir}\n{tls}"
+            f"sentinel monitor {SENTINEL_SERVICE} {HOST} {self.master.port or self.master.tls_port} 2\n"
             f"sentinel down-after-milliseconds {SENTINEL_SERVICE} 1000\n"
             f"sentinel failover-timeout {SENTINEL_SERVICE} 3000\n"
             f"sentinel parallel-syncs {SENTINEL_SERVICE} 1\n")
@@ -424,7 +432,8 @@ def sentinel_ready(master: Node, replica: Node, sentinels: List[Node]) -> bool:
         if "master_link_status:up" not in call(replica, "INFO", "replication"):
             return False
         for s in sentinels:
-            if call(s, "SENTINEL", "get-master-addr-by-name", SENTINEL_SERVICE) != [HOST, str(master.port)]:
+            if call(s, "SENTINEL", "get-master-addr-by-name", SENTINEL_SERVICE) != [HOST, str(master.port or
+                                                                                        master.tls_port)]:
                 return False
             if len(call(s, "SENTINEL", "replicas", SENTINEL_SERVICE)) != 1:
                 return False
@@ -435,15 +444,15 @@ def sentinel_ready(master: Node, replica: Node, sentinels: List[Node]) -> bool:
     return True
 
 
-def launch_sentinel(root: Path, options: argparse.Namespace, nodes: List[Any]) -> None:
+def launch_sentinel(root: Path, options: argparse.Namespace, nodes: List[Any], tls: Optional[Dict[str, str]]) -> None:
     """Node 0 the master, node 1 its replica, nodes 2-4 the sentinels (appended to `nodes` as they start, for the
     clean-up); returns once they all know each other."""
-    nodes.append(Node(0, root, options, None))
+    nodes.append(Node(0, root, options, tls))
     nodes[0].launch()
-    nodes.append(ReplicaNode(1, root, options, nodes[0]))
+    nodes.append(ReplicaNode(1, root, options, nodes[0], tls))
     nodes[1].launch()
     for index in range(2, 5):
-        nodes.append(SentinelNode(index, root, options, nodes[0]))
+        nodes.append(SentinelNode(index, root, options, nodes[0], tls))
         nodes[-1].launch()
     deadline = time.monotonic() + 60
     while not sentinel_ready(nodes[0], nodes[1], nodes[2:]):
@@ -499,7 +508,9 @@ def ready(root: Path, nodes: List[Node], tls: Optional[Dict[str, str]], clustere
                   for n in nodes],
         "cluster": cluster,
         "sentinel": {"url": "redis+sentinel://" + ",".join(f"{HOST}:{n.port}" for n in nodes[2:]) +
-                            f"/{SENTINEL_SERVICE}",
+                            f"/{SENTINEL_SERVICE}" if nodes[0].port else None,
+                     "tls_url": "rediss+sentinel://" + ",".join(f"{HOST}:{n.tls_port}" for n in nodes[2:]) +
+                                f"/{SENTINEL_SERVICE}?tls_ca={tls['ca']}" if tls else None,
                      "service": SENTINEL_SERVICE, "master": 0, "replica": 1, "sentinels": [2, 3, 4]}
         if sentinel else None,
         "tls": {k: tls[k] for k in ("ca", "cert", "key", "wrong_ca")} if tls else None,
@@ -546,8 +557,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--postgres", action="store_true", help="one PostgreSQL server instead of Redis")
     parser.add_argument("--sentinel", action="store_true", help="a master, its replica and 3 sentinels")
     options = parser.parse_args(argv[:split])
-    if options.sentinel and (options.cluster or options.tls or options.unix or options.postgres):
-        parser.error("--sentinel takes no other mode")
+    if options.sentinel and (options.cluster or (options.tls and not options.tls_only) or options.unix or
+                             options.postgres):
+        parser.error("--sentinel takes no other mode than --tls-only")
     if options.cluster and options.cluster < 3:
         parser.error("--cluster needs at least 3 masters")
     options.tls = options.tls or options.tls_only
@@ -570,7 +582,7 @@ def main() -> int:
                 nodes.append(PostgresNode(0))
                 nodes[-1].launch()
             if options.sentinel:
-                launch_sentinel(root, options, nodes)
+                launch_sentinel(root, options, nodes, tls)
             for index in range(0 if options.postgres or options.sentinel else options.cluster or 1):
                 nodes.append(Node(index, root, options, tls))
                 nodes[-1].launch()
