@@ -249,8 +249,10 @@ TEST(SentinelFailover, ServesFromTheNewMasterSoonAfterTheSentinelsSwitch) {
 
 // SENTINEL FAILOVER: the replica is promoted while the old master stays up (the sentinels turn it into a replica
 // seconds later). The +switch-master announcement moves the calls to the new master: none reaches the old one 1 s
-// after the switch. Last: the shared set is left with node 1 as its master.
+// after the switch. The first sentinel of the URL is down: the store finds the master and subscribes through the
+// next one. Last: the shared set is left with node 1 as its master.
 TEST(SentinelFailover, ForcedFailoverMovesTheCallsToTheNewMaster) {
+  sentinel().node(2).kill();
   Limiter limiter("1000000000/hour", open_store(sentinel().url() + "?timeout=1s&prefix=forced"));
   ASSERT_TRUE(limiter.hit("warm-up").allowed);
   ASSERT_EQ(sentinel().named_master(), 0);
@@ -286,7 +288,7 @@ TEST(SentinelFailover, ForcedFailoverMovesTheCallsToTheNewMaster) {
     return calls;
   };
   while (scripts_run_by_old_master() < 1000) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  sentinel().node(2).command({"SENTINEL", "FAILOVER", sentinel().service()});
+  sentinel().node(3).command({"SENTINEL", "FAILOVER", sentinel().service()});
   double switched = -1;
   while (seconds_since(t0) < 60 && switched < 0) {
     if (sentinel().named_master() == 1) switched = seconds_since(t0);
@@ -312,6 +314,7 @@ TEST(SentinelFailover, ForcedFailoverMovesTheCallsToTheNewMaster) {
   EXPECT_LT(slowest, 2.0) << "a call outlived its timeout";
   EXPECT_EQ(late_errors, 0u) << "calls still failed 1 s after the switch";
   EXPECT_EQ(run_at_end, run_then) << "calls still went to the old master 1 s after the switch";
+  sentinel().node(2).start();
   EXPECT_EQ(sentinel().node(1).command({"EXISTS", limiter.storage_key("shared", 0)}), "1");
 }
 
