@@ -92,7 +92,8 @@ def main() -> int:
 
         print("| | without WAIT | with WAIT 1 | ratio |")
         print("|---|---|---|---|")
-        print(f"| one at a time, p50 | {q(alone, .5):.0f} µs | {q(waited, .5):.0f} µs | {q(waited, .5) / q(alone, .5):.2f} |")
+        print(f"| one at a time, p50 | {q(alone, .5):.0f} µs | {q(waited, .5):.0f} µs | "
+              f"{q(waited, .5) / q(alone, .5):.2f} |")
         print(f"| one at a time, p99 | {q(alone, .99):.0f} µs | {q(waited, .99):.0f} µs | "
               f"{q(waited, .99) / q(alone, .99):.2f} |")
         print(f"| pipelined (100 a write), decisions/s, median | {median(rates[False]):.0f} | "

@@ -135,8 +135,8 @@ class RedisCluster {
 class RedisSentinel {
  public:
   explicit RedisSentinel(bool tls_only = false);
-  std::string url() const { return required_url(url_); }  // redis+sentinel://127.0.0.1:S1,...,127.0.0.1:S3/mymaster
-  std::string tls_url() const { return required_url(tls_url_); }  // rediss+sentinel://127.0.0.1:TS1,.../mymaster?tls_ca=CA
+  std::string url() const { return required_url(url_); }          // redis+sentinel://127.0.0.1:S1,.../mymaster
+  std::string tls_url() const { return required_url(tls_url_); }  // rediss+sentinel://...:TS1,.../mymaster?tls_ca=CA
   const std::string& service() const { return service_; }
   RedisNode& node(size_t i) { return nodes_[i]; }
   // The data node (0 or 1) the running sentinels name the master now, or -1 while they name none of them or

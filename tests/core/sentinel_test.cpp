@@ -63,7 +63,8 @@ TEST(SentinelUrl, BadUrlsSayWhatIsWrong) {
 }
 
 TEST(SentinelUrl, DescribeShowsTheSentinelsAndServiceButNoPassword) {
-  auto store = open_store("redis+sentinel://u:secret@127.0.0.1,[::1]:26380/cache?db=2&timeout=300ms&sentinel_auth=none");
+  auto store =
+      open_store("redis+sentinel://u:secret@127.0.0.1,[::1]:26380/cache?db=2&timeout=300ms&sentinel_auth=none");
   const std::string name = store->describe();
   EXPECT_EQ(name.rfind("redis+sentinel://u:***@127.0.0.1:26379,[::1]:26380/cache?timeout=300ms", 0), 0u) << name;
   EXPECT_NE(name.find("db=2"), std::string::npos) << name;
@@ -233,8 +234,8 @@ TEST(SentinelFailover, ServesFromTheNewMasterSoonAfterTheSentinelsSwitch) {
   const int64_t promoted_at = info_field(set.node(1), "replication", "second_repl_offset:");
   const int64_t lost_at_least = std::max<int64_t>(0, admitted.load() - counted);
   const int64_t lost_at_most = admitted.load() - counted + static_cast<int64_t>(in_doubt);
-  std::printf("[ sentinel ] failover %.2f s after the kill; served again %.2f s after the kill; %zu of %zu calls failed "
-              "(%zu in flight at the kill); slowest call %.3f s; admitted %lld, counted by the new master %lld: "
+  std::printf("[ sentinel ] failover %.2f s after the kill; served again %.2f s after the kill; %zu of %zu calls "
+              "failed (%zu in flight at the kill); slowest call %.3f s; admitted %lld, counted by the new master %lld: "
               "lost %lld to %lld; replication stream at the promotion %lld bytes past the master's before the kill\n",
               switched - killed, first_served - killed, errors, outcomes.size(), in_doubt, slowest,
               static_cast<long long>(admitted.load()), static_cast<long long>(counted),
