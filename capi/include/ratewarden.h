@@ -93,6 +93,8 @@ typedef struct rw_store_t rw_store_t;
  *   "redis+unix:///path/to/redis.sock[?db=N&...]"  through a Unix socket
  *   "redis+cluster://[user:password@]host:port[,host:port...][?timeout=..&connect_timeout=..&pool=..]"  Redis Cluster
  *   "rediss+cluster://..."  Redis Cluster over TLS
+ *   "redis+sentinel://[user:password@]host:port[,host:port...]/service[?db=N&sentinel_auth=url|none&...]"  the master
+ *       that Redis Sentinel names for `service`, found again on a failover ("rediss+sentinel://": over TLS)
  *   "postgres://[user:password@]host[:port]/dbname[?schema=S&table=T&timeout=250ms&pool=8]" (or "postgresql://")
  *       shared through PostgreSQL; libpq.so.5 is loaded when the first such store opens
  * Network stores also take "?mode=local_first" or "?mode=async" (the hybrid modes: docs/hybrid.md).

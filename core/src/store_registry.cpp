@@ -40,6 +40,7 @@ constexpr Scheme kSchemes[] = {
     {"rediss", &open_redis_url},          {"redis+unix", &open_redis_url},
     {"redis+cluster", &open_cluster_url}, {"rediss+cluster", &open_cluster_url},
     {"redis+cluster+unix", &open_cluster_url},
+    {"redis+sentinel", &open_sentinel_url}, {"rediss+sentinel", &open_sentinel_url},
     {"postgres", &open_postgres_url},     {"postgresql", &open_postgres_url},
 };
 

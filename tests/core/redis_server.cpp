@@ -302,6 +302,36 @@ void RedisCluster::migrate_slot_of(const std::string& key, size_t to) {
   for (auto& node : nodes_) node.command({"CLUSTER", "SETSLOT", slot, "NODE", to_id});
 }
 
+RedisSentinel::RedisSentinel(bool tls_only)
+    : launcher_(std::make_shared<Launcher>(tls_only ? std::vector<std::string>{"--sentinel", "--tls-only"}
+                                                    : std::vector<std::string>{"--sentinel"})) {
+  for (size_t i = 0; i < 5; ++i) nodes_.emplace_back(launcher_, i);
+  url_ = text(launcher_->ready()["sentinel"]["url"]);
+  tls_url_ = text(launcher_->ready()["sentinel"]["tls_url"]);
+  service_ = text(launcher_->ready()["sentinel"]["service"]);
+}
+
+std::string RedisSentinel::required_url(const std::string& url) { return required(url, "such listeners"); }
+
+int RedisSentinel::named_master() const {
+  int named = -1;
+  for (size_t s = 2; s < nodes_.size(); ++s) {
+    if (!nodes_[s].running()) continue;
+    std::string address;
+    try {
+      address = nodes_[s].command({"SENTINEL", "get-master-addr-by-name", service_});
+    } catch (const std::runtime_error&) {
+      continue;
+    }
+    int found = -1;
+    for (int i = 0; i < 2; ++i)
+      if (address == "127.0.0.1\n" + std::to_string(nodes_[static_cast<size_t>(i)].port())) found = i;
+    if (found < 0 || (named >= 0 && found != named)) return -1;
+    named = found;
+  }
+  return named;
+}
+
 RedisServer& shared_redis_server() {
   static RedisServer server;
   return server;
@@ -310,6 +340,11 @@ RedisServer& shared_redis_server() {
 RedisCluster& shared_redis_cluster() {
   static RedisCluster cluster;
   return cluster;
+}
+
+RedisSentinel& shared_redis_sentinel() {
+  static RedisSentinel sentinel;
+  return sentinel;
 }
 
 PostgresServer& shared_postgres_server() {

@@ -104,6 +104,7 @@ int free_port();
 class RedisServer& shared_redis_server();
 class RedisCluster& shared_redis_cluster();
 class PostgresServer& shared_postgres_server();
+class RedisSentinel& shared_redis_sentinel();
 
 // Three masters joined by `redis-cli --cluster create`, every node agreeing on the slot map; stopped on destruction.
 class RedisCluster {
@@ -126,6 +127,28 @@ class RedisCluster {
   std::shared_ptr<Launcher> launcher_;
   std::vector<RedisNode> nodes_;
   std::string url_, tls_url_;
+};
+
+// A master (node 0), its replica (node 1) and three sentinels (nodes 2-4) monitoring them as service() (launch.py
+// --sentinel: about 7 s to start, a failover in a few seconds); stopped on destruction. `tls_only`: every node and
+// sentinel on TLS only (then only tls_url() and the store reach them: command() and named_master() need plain ports).
+class RedisSentinel {
+ public:
+  explicit RedisSentinel(bool tls_only = false);
+  std::string url() const { return required_url(url_); }          // redis+sentinel://127.0.0.1:S1,.../mymaster
+  std::string tls_url() const { return required_url(tls_url_); }  // rediss+sentinel://...:TS1,.../mymaster?tls_ca=CA
+  const std::string& service() const { return service_; }
+  RedisNode& node(size_t i) { return nodes_[i]; }
+  // The data node (0 or 1) the running sentinels name the master now, or -1 while they name none of them or
+  // disagree.
+  int named_master() const;
+
+ private:
+  static std::string required_url(const std::string& url);
+
+  std::shared_ptr<Launcher> launcher_;
+  std::vector<RedisNode> nodes_;
+  std::string url_, tls_url_, service_;
 };
 
 }  // namespace ratewarden::testing

@@ -119,6 +119,27 @@ TEST(TestServers, TlsClusterReportsTlsPortsOverTls) {
   }
 }
 
+// launch.py --sentinel: the sentinels name node 0 the master and know its replica; a sentinel restarted by index
+// comes back on its port; and when the set goes, every process and directory goes with it.
+TEST(TestServers, SentinelSetAnswersRestartsAndLeavesNothing) {
+  std::vector<std::pair<pid_t, std::string>> started;
+  {
+    RedisSentinel set;
+    EXPECT_EQ(set.named_master(), 0);
+    EXPECT_NE(set.node(2).command({"SENTINEL", "replicas", set.service()}).find(std::to_string(set.node(1).port())),
+              std::string::npos);
+    set.node(3).kill();
+    set.node(3).start();
+    EXPECT_EQ(set.node(3).command({"PING"}), "PONG");
+    EXPECT_EQ(set.url().rfind("redis+sentinel://127.0.0.1:" + std::to_string(set.node(2).port()) + ",", 0), 0u);
+    for (size_t i = 0; i < 5; ++i) started.emplace_back(set.node(i).pid(), set.node(i).dir());
+  }
+  for (const auto& [pid, dir] : started) {
+    EXPECT_FALSE(alive(pid)) << "redis-server " << pid << " outlived its set";
+    EXPECT_FALSE(exists(dir)) << dir << " outlived its set";
+  }
+}
+
 // A child process starts a server and a cluster (never destroyed), reports their pids and directories, and ends:
 // killed, aborted or exiting. Every server must then die and every directory go.
 enum class End { sigkill, abort, exit };

@@ -34,6 +34,11 @@ const StoreKind kStores[] = {
      "&pool=2"},
     {"postgres", [](const std::string& prefix) { return shared_postgres_server().url("?timeout=10s&connect_timeout=10s&prefix=" + prefix); },
      "&pool=2"},
+    {"sentinel",
+     [](const std::string& prefix) {
+       return shared_redis_sentinel().url() + "?timeout=10s&connect_timeout=10s&prefix=" + prefix;
+     },
+     "&pool=2"},
     {"redis_local_first",
      [](const std::string& prefix) {
        return shared_redis_server().url() + "?mode=local_first&timeout=10s&connect_timeout=10s&prefix=" + prefix;

@@ -4,6 +4,9 @@ never leaks one.
 
     launch.py [--tls | --tls-only] [--unix] [--cluster N] [-- REDIS-SERVER-ARGS...]
     launch.py --postgres     a throwaway PostgreSQL cluster (initdb in a fresh directory, a free loopback port)
+    launch.py --sentinel [--tls-only]   Redis Sentinel: node 0 the master, node 1 its replica, nodes 2-4 sentinels
+                             monitoring them as "mymaster" (a failover takes a few seconds: SentinelNode); with
+                             --tls-only every node and sentinel listens on TLS only, and they talk TLS to each other
 
 Prints one JSON line when everything is ready (see ready() below), or {"ok": false, "error": ...} and exits. Then
 reads commands from stdin, one a line, each answered by one JSON line ({"ok": true, "pid": P} or
@@ -375,6 +378,89 @@ class PostgresNode:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+SENTINEL_SERVICE = "mymaster"
+
+
+class ReplicaNode(Node):
+    """A redis-server started as the replica of `master` (the sentinels re-point it after a failover)."""
+
+    def __init__(self, index: int, root: Path, options: argparse.Namespace, master: Node,
+                 tls: Optional[Dict[str, str]]) -> None:
+        self.master = master
+        super().__init__(index, root, options, tls)
+
+    def argv(self) -> List[str]:
+        if self.tls:
+            return super().argv() + ["--tls-replication", "yes", "--replicaof", HOST, str(self.master.tls_port)]
+        return super().argv() + ["--replicaof", HOST, str(self.master.port)]
+
+
+class SentinelNode(Node):
+    """A redis-server --sentinel monitoring `master`, its config file in its directory (Sentinel rewrites it, and a
+    restart reads what it had learnt)."""
+
+    def __init__(self, index: int, root: Path, options: argparse.Namespace, master: Node,
+                 tls: Optional[Dict[str, str]]) -> None:
+        self.master = master
+        super().__init__(index, root, options, tls)
+
+    def pick_ports(self) -> None:
+        super().pick_ports()
+        self.write_conf()
+
+    def write_conf(self) -> None:
+        # Small timings: a master that does not answer for 1 s is down; a failover that stalls is tried again after
+        # 3 s (a new election). Sentinel announces 127.0.0.1: the addresses it hands out are the loopback ones.
+        tls = (f"tls-port {self.tls_port}\ntls-cert-file {self.tls['server_cert']}\n"
+               f"tls-key-file {self.tls['server_key']}\ntls-ca-cert-file {self.tls['ca']}\n"
+               "tls-auth-clients optional\ntls-replication yes\n") if self.tls else ""
+        (self.dir / "sentinel.conf").write_text(
+            f"port {self.port}\nbind {HOST}\ndir {self.dir}\n{tls}"
+            f"sentinel monitor {SENTINEL_SERVICE} {HOST} {self.master.port or self.master.tls_port} 2\n"
+            f"sentinel down-after-milliseconds {SENTINEL_SERVICE} 1000\n"
+            f"sentinel failover-timeout {SENTINEL_SERVICE} 3000\n"
+            f"sentinel parallel-syncs {SENTINEL_SERVICE} 1\n")
+
+    def argv(self) -> List[str]:
+        return ["redis-server", str(self.dir / "sentinel.conf"), "--sentinel"]
+
+
+def sentinel_ready(master: Node, replica: Node, sentinels: List[Node]) -> bool:
+    """The replica in sync, and every sentinel knowing the master, the replica and the two other sentinels (a
+    failover needs them: quorum 2, and a majority of the sentinels to elect the leader)."""
+    try:
+        if "master_link_status:up" not in call(replica, "INFO", "replication"):
+            return False
+        for s in sentinels:
+            if call(s, "SENTINEL", "get-master-addr-by-name", SENTINEL_SERVICE) != [HOST, str(master.port or
+                                                                                        master.tls_port)]:
+                return False
+            if len(call(s, "SENTINEL", "replicas", SENTINEL_SERVICE)) != 1:
+                return False
+            if len(call(s, "SENTINEL", "sentinels", SENTINEL_SERVICE)) != len(sentinels) - 1:
+                return False
+    except (OSError, RedisError):
+        return False
+    return True
+
+
+def launch_sentinel(root: Path, options: argparse.Namespace, nodes: List[Any], tls: Optional[Dict[str, str]]) -> None:
+    """Node 0 the master, node 1 its replica, nodes 2-4 the sentinels (appended to `nodes` as they start, for the
+    clean-up); returns once they all know each other."""
+    nodes.append(Node(0, root, options, tls))
+    nodes[0].launch()
+    nodes.append(ReplicaNode(1, root, options, nodes[0], tls))
+    nodes[1].launch()
+    for index in range(2, 5):
+        nodes.append(SentinelNode(index, root, options, nodes[0], tls))
+        nodes[-1].launch()
+    deadline = time.monotonic() + 60
+    while not sentinel_ready(nodes[0], nodes[1], nodes[2:]):
+        if time.monotonic() > deadline:
+            raise Failure("the sentinels did not all discover the master, its replica and each other within 60 s")
+        time.sleep(0.05)
+
+
 def create_cluster(nodes: List[Node], tls: Optional[Dict[str, str]]) -> None:
     """redis-cli --cluster create, then wait until every node says cluster_state:ok and agrees on the slot map."""
     tls_args = ["--tls", "--cacert", tls["ca"], "--cert", tls["cert"], "--key", tls["key"]] if tls else []
@@ -403,9 +489,11 @@ def cluster_ready(nodes: List[Node]) -> bool:
     return all(m == maps[0] for m in maps)
 
 
-def ready(root: Path, nodes: List[Node], tls: Optional[Dict[str, str]], clustered: bool) -> Dict[str, Any]:
+def ready(root: Path, nodes: List[Node], tls: Optional[Dict[str, str]], clustered: bool,
+          sentinel: bool = False) -> Dict[str, Any]:
     """The ready line: every node's pid, directory, ports, socket and URLs (null when it has no such listener), the
-    cluster's URLs, and the certificate files a TLS client needs."""
+    cluster's URLs, the sentinel set's (its URL, service name, and which nodes are the master, the replica and the
+    sentinels), and the certificate files a TLS client needs."""
     cluster = None
     if clustered:
         hosts = ",".join(f"{HOST}:{n.port}" for n in nodes)
@@ -419,6 +507,12 @@ def ready(root: Path, nodes: List[Node], tls: Optional[Dict[str, str]], clustere
                    "cluster_port": n.cluster_port or None, "unix": str(n.unix) if n.unix else None, **n.urls()}
                   for n in nodes],
         "cluster": cluster,
+        "sentinel": {"url": "redis+sentinel://" + ",".join(f"{HOST}:{n.port}" for n in nodes[2:]) +
+                            f"/{SENTINEL_SERVICE}" if nodes[0].port else None,
+                     "tls_url": "rediss+sentinel://" + ",".join(f"{HOST}:{n.tls_port}" for n in nodes[2:]) +
+                                f"/{SENTINEL_SERVICE}?tls_ca={tls['ca']}" if tls else None,
+                     "service": SENTINEL_SERVICE, "master": 0, "replica": 1, "sentinels": [2, 3, 4]}
+        if sentinel else None,
         "tls": {k: tls[k] for k in ("ca", "cert", "key", "wrong_ca")} if tls else None,
     }
 
@@ -461,7 +555,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--unix", action="store_true", help="a Unix socket too")
     parser.add_argument("--cluster", type=int, default=0, metavar="N", help="a cluster of N masters (N >= 3)")
     parser.add_argument("--postgres", action="store_true", help="one PostgreSQL server instead of Redis")
+    parser.add_argument("--sentinel", action="store_true", help="a master, its replica and 3 sentinels")
     options = parser.parse_args(argv[:split])
+    if options.sentinel and (options.cluster or (options.tls and not options.tls_only) or options.unix or
+                             options.postgres):
+        parser.error("--sentinel takes no other mode than --tls-only")
     if options.cluster and options.cluster < 3:
         parser.error("--cluster needs at least 3 masters")
     options.tls = options.tls or options.tls_only
@@ -483,7 +581,9 @@ def main() -> int:
             if options.postgres:
                 nodes.append(PostgresNode(0))
                 nodes[-1].launch()
-            for index in range(0 if options.postgres else options.cluster or 1):
+            if options.sentinel:
+                launch_sentinel(root, options, nodes, tls)
+            for index in range(0 if options.postgres or options.sentinel else options.cluster or 1):
                 nodes.append(Node(index, root, options, tls))
                 nodes[-1].launch()
             if options.cluster:
@@ -494,7 +594,7 @@ def main() -> int:
         except OSError as e:  # redis-server, redis-cli or openssl is missing
             reply({"ok": False, "error": f"{e} (scripts/setup.sh installs what the tests need)"})
             return 1
-        reply(ready(root, nodes, tls, bool(options.cluster)))
+        reply(ready(root, nodes, tls, bool(options.cluster), options.sentinel))
         for line in iter(sys.stdin.readline, ""):
             if line.strip() == "quit":
                 quitting = True

@@ -90,6 +90,7 @@ void RedisConnection::append(RedisRequest* request) {
   } else {
     out_ += request->command;
   }
+  request->written = true;
   waiting_.push_back(request);
   if (!dirty_) {
     dirty_ = true;
@@ -375,7 +376,8 @@ void RedisConnection::read_replies() {
       on_handshake_reply(r);
       continue;
     }
-    if (waiting_.empty()) {  // a reply nobody asked for: the stream cannot be trusted any more
+    if (waiting_.empty()) {  // a reply nobody asked for: a message to a subscriber, or a stream gone wrong
+      if (listener_.on_push(r)) continue;
       freeReplyObject(r);
       fail_all(ErrorCode::store_error, endpoint_.name + ": unexpected reply");
       return;
@@ -506,6 +508,7 @@ void RedisConnection::fail_all(ErrorCode code, const std::string& message) {
     r->fail(code, message);
     listener_.on_failure(r, true, false);
   }
+  listener_.on_dropped();
 }
 
 }  // namespace ratewarden

@@ -30,6 +30,11 @@ class ConnectionListener {
   // `server_failed`: the server refused, cut or stopped answering the connection (not a call that ran out of time
   // behind others). `after_use`: the connection had answered before (a pooled connection that may have died idle).
   virtual void on_failure(RedisRequest* request, bool server_failed, bool after_use) = 0;
+  // A reply with no request waiting for it: a pub/sub message. A listener that subscribes takes it (and frees it)
+  // and returns true; otherwise the stream cannot be trusted and the connection fails.
+  virtual bool on_push(redisReply*) { return false; }
+  // The connection was dropped (after its requests were told).
+  virtual void on_dropped() {}
 };
 
 class RedisConnection final : public IoHandler, public Flushable {

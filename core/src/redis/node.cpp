@@ -2,8 +2,8 @@
 
 namespace ratewarden {
 
-RedisNode::RedisNode(IoLoop& loop, RedisEndpoint endpoint, int pool, CircuitOptions circuit)
-    : loop_(loop), endpoint_(std::move(endpoint)), circuit_(circuit) {
+RedisNode::RedisNode(IoLoop& loop, RedisEndpoint endpoint, int pool, CircuitOptions circuit, bool retry_dropped)
+    : loop_(loop), endpoint_(std::move(endpoint)), circuit_(circuit), retry_dropped_(retry_dropped) {
   for (int i = 0; i < pool; ++i) pool_.add(std::make_unique<RedisConnection>(loop_, endpoint_, *this));
 }
 
@@ -52,7 +52,7 @@ void RedisNode::on_failure(RedisRequest* request, bool server_failed, bool after
   // A pooled connection that sat idle may have died with its server (a restart, a failover): the requests it could
   // not answer get one more chance on a fresh connection. At worst a request the old server ran before closing runs
   // twice: it charges twice, it never admits more.
-  if (after_use && !request->retried && !closing_) {
+  if (after_use && retry_dropped_ && !request->retried && !closing_) {
     request->retried = true;
     request->clear_result();
     send(request);

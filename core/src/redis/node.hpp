@@ -17,7 +17,9 @@ namespace ratewarden {
 
 class RedisNode final : public ConnectionListener, public Deadlines {
  public:
-  RedisNode(IoLoop& loop, RedisEndpoint endpoint, int pool, CircuitOptions circuit);
+  // `retry_dropped`: a request whose pooled connection died under it is sent once more on a fresh one (at worst it
+  // then runs twice); a Sentinel master's requests are not (sentinel_client.hpp).
+  RedisNode(IoLoop& loop, RedisEndpoint endpoint, int pool, CircuitOptions circuit, bool retry_dropped = true);
   ~RedisNode() override;
 
   // Sends the request on one of the node's connections; request->owner is told when it is done.
@@ -39,6 +41,7 @@ class RedisNode final : public ConnectionListener, public Deadlines {
   const RedisEndpoint endpoint_;
   Circuit circuit_;
   Pool<RedisConnection, false> pool_;
+  const bool retry_dropped_;
   bool closing_ = false;
   bool watched_ = false;  // registered with the loop's deadlines
 };

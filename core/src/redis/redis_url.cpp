@@ -7,6 +7,7 @@
 #include "ratewarden/errors.hpp"
 #include "net/network_url.hpp"
 #include "ratewarden/redis_store.hpp"
+#include "ratewarden/sentinel_store.hpp"
 
 namespace ratewarden {
 namespace {
@@ -98,6 +99,31 @@ std::shared_ptr<Store> open_cluster_url(Url& url, std::string_view text, Clock c
   o.clock = std::move(clock);
   reject_unknown_options(url, text);
   return std::make_shared<ClusterStore>(o);
+}
+
+std::shared_ptr<Store> open_sentinel_url(Url& url, std::string_view text, Clock clock) {
+  SentinelStoreOptions o;
+  read_client_options(url, text, url.scheme == "rediss+sentinel", o);
+  if (url.hosts.empty()) invalid_url(text, "expected the sentinels, such as redis+sentinel://127.0.0.1:26379/mymaster");
+  for (const std::string& item : split_commas(url.hosts)) {
+    auto host_port = split_host_port(text, item, 26379);
+    if (host_port.first.empty()) invalid_url(text, "expected a sentinel host:port in the list, got \"" + item + "\"");
+    o.sentinels.push_back(host_port);
+  }
+  if (url.path.empty() || url.path.find('/') != std::string::npos)
+    invalid_url(text, "expected the service name after the sentinels, such as /mymaster (SENTINEL "
+                      "get-master-addr-by-name takes it)");
+  o.service = url.path;
+  const std::string db = take_string(url, "db");
+  if (!db.empty()) o.db = parse_db(text, db);
+  const std::string auth = take_string(url, "sentinel_auth");
+  if (auth == "none")
+    o.sentinel_auth = false;
+  else if (!auth.empty() && auth != "url")
+    invalid_url(text, "sentinel_auth must be url (the sentinels get the URL's user and password) or none");
+  o.clock = std::move(clock);
+  reject_unknown_options(url, text);
+  return std::make_shared<SentinelStore>(o);
 }
 
 }  // namespace ratewarden

@@ -53,6 +53,7 @@ struct RedisRequest {
   bool asking = false;      // cluster ASK: preceded by ASKING on the same connection, and sent with its body
   bool as_eval = false;     // NOSCRIPT was answered: send EVAL with the body
   bool retried = false;     // already sent again once after its connection died
+  bool written = false;     // handed to a connection's output: the server may have run it
   bool probe = false;       // the one call let through a half-open circuit
 
   bool failed() const { return !error_message.empty(); }
