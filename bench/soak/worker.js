@@ -65,6 +65,9 @@ function report(final) {
     const stats = memory[0].stats();
     Object.assign(line, { memory_keys: stats.keys, memory_evictions: stats.evictions });
   }
+  const heap = process.memoryUsage(); // V8's own view beside the RSS the soak reads: heap used and held, in MB
+  Object.assign(line, { heap_used_mb: +(heap.heapUsed / 2 ** 20).toFixed(1),
+    heap_total_mb: +(heap.heapTotal / 2 ** 20).toFixed(1), external_mb: +(heap.external / 2 ** 20).toFixed(1) });
   if (final) line.done = true;
   process.stdout.write(`${JSON.stringify(line)}\n`);
 }
