@@ -25,6 +25,6 @@ RW_FLEET_C="$build/tests/polyglot/fleet_worker_c" RW_FLEET_GO="$tmp/go-example" 
   .venv/bin/python -P -m pytest -q -p no:cacheprovider tests/polyglot
 
 # The soak's short form (issue 38; the 10-minute one is docs/deployment.md's "A long soak"): Python, Node and C
-# processes on every store, each store restarted every 15 s, every process flat after the warm-up. About 70 s.
+# processes on every store, each store restarted every 20 s, every process flat after the warm-up. About 70 s.
 echo "== soak, 60 s =="
 RATEWARDEN_VENV=.venv RATEWARDEN_BUILD="$build" RATEWARDEN_NODE_BUILT=1 bench/soak/run.sh --seconds 60

@@ -6,7 +6,7 @@
 # table per process and a verdict; exits 1 unless every process is flat (bench/soak/soak.py says how).
 #
 #   bench/soak/run.sh                  10 minutes (a sample every 10 s, warm-up and restart period 60 s)
-#   bench/soak/run.sh --seconds 60     the short form CI runs (a sample every 5 s, warm-up and restart period 15 s)
+#   bench/soak/run.sh --seconds 60     the short form CI runs (a sample every 5 s, warm-up and restart period 20 s)
 #
 # What it runs on: $RATEWARDEN_VENV, a venv with ratewarden installed (else build-python/soak-venv, created here and
 # given ratewarden built from this tree whenever the tree's core/ or python/ changed since); $RATEWARDEN_BUILD, a

@@ -164,9 +164,9 @@ class Soak:
                 postgres.ready["nodes"][0]["url"] + "?pool=2"]  # on demand, up to 2: see above
         here = Path(__file__).resolve().parent
         python = [self.o.python, str(here / "worker.py")]
+        node = [self.o.node, *NODE_YOUNG_GENERATION, str(here / "worker.js")]
         for name, argv in [("py-sync", python + ["sync"]), ("py-async", python + ["async"]),
-                           ("py-fork", python + ["fork"]), ("node", [self.o.node, *NODE_YOUNG_GENERATION, str(here / "worker.js")]),
-                           ("c", [self.o.c_worker])]:
+                           ("py-fork", python + ["fork"]), ("node", node), ("c", [self.o.c_worker])]:
             self.workers.append(Worker(name, argv + [name] + urls, self.logs / f"{name}.log"))
         # Every process reporting (the fork worker's two children included) before the clock starts.
         deadline = time.monotonic() + 60
@@ -326,9 +326,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--c-worker", required=True, help="bench/soak/worker.c, built")
     o = parser.parse_args()
     # 600 s: a sample every 10 s, warm-up and restart period 60 s. Shorter: a sample every 5 s, warm-up and restart
-    # period a tenth of the run but at least 15 s (60 s: 10 samples after the warm-up, 4 restarts).
+    # period a tenth of the run but at least 20 s (60 s: 9 samples after the warm-up, 3 restarts). 20 s: Node's young
+    # generation (NODE_YOUNG_GENERATION) takes 10-15 s of work to be touched whole on a busy machine.
     o.interval = 10 if o.seconds >= 300 else 5
-    o.warmup = max(15, o.seconds // 10 // o.interval * o.interval)
+    o.warmup = max(20, o.seconds // 10 // o.interval * o.interval)
     o.restart_every = o.warmup
     if o.seconds < o.warmup + 2 * o.interval:
         parser.error(f"--seconds must be at least {o.warmup + 2 * o.interval}")
