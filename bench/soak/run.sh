@@ -12,7 +12,8 @@
 # given ratewarden built from this tree whenever the tree's core/ or python/ changed since); $RATEWARDEN_BUILD, a
 # CMake build of this tree with the C ABI (else build-soak, Release, configured and built here); the Node addon of
 # this tree (bench/node/setup.sh builds it, unless $RATEWARDEN_NODE_BUILT is set: scripts/test_polyglot.sh has built
-# it). Servers start through tests/servers/launch.py; nothing outlives the run, however it ends.
+# it). Servers start through tests/servers/launch.py; nothing outlives the run, however it ends. RW_SOAK_PAUSE_MS
+# (default 5) is each worker's pause between rounds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
