@@ -2,7 +2,8 @@
 # One limit across runtimes (tests/polyglot): a C program, the Go example, two Python and two Node processes on one
 # Redis, on a 3-master cluster and on one PostgreSQL; and pacing across processes (test_pacing_fleet.py: Python
 # threads, asyncio tasks and Node calls waiting their turn on one Redis key, seen by a recording HTTP server); one
-# route served by Flask, FastAPI, Django, Express, Fastify and Koa on one Redis, one limit (test_one_route.py).
+# route served by Flask, FastAPI, Django, Express, Fastify and Koa on one Redis, one limit (test_one_route.py); the
+# soak's 60-second form (bench/soak/run.sh).
 # Uses what the other suites built: the C ABI in build-test (scripts/test.sh), the
 # Python package in .venv (scripts/test_python.sh) and the Node addon (scripts/test_node.sh); run after them.
 set -euo pipefail
@@ -22,3 +23,8 @@ go=$(command -v go || echo /usr/local/go/bin/go)
 
 RW_FLEET_C="$build/tests/polyglot/fleet_worker_c" RW_FLEET_GO="$tmp/go-example" \
   .venv/bin/python -P -m pytest -q -p no:cacheprovider tests/polyglot
+
+# The soak's short form (issue 38; the 10-minute one is docs/deployment.md's "A long soak"): Python, Node and C
+# processes on every store, each store restarted every 20 s, every process flat after the warm-up. About 70 s.
+echo "== soak, 60 s =="
+RATEWARDEN_VENV=.venv RATEWARDEN_BUILD="$build" RATEWARDEN_NODE_BUILT=1 bench/soak/run.sh --seconds 60
