@@ -27,6 +27,9 @@ namespace ratewarden {
 namespace {
 
 constexpr const char kAsking[] = "*1\r\n$6\r\nASKING\r\n";
+// A write buffer that grew past this (a burst, or the scripts' bodies sent again after a restart answered NOSCRIPT)
+// is given back once sent: an idle connection keeps at most this much.
+constexpr size_t kKeptOutBytes = 64 * 1024;
 
 bool is_error_reply(const redisReply* reply, const char* prefix) {
   return reply != nullptr && reply->type == REDIS_REPLY_ERROR &&
@@ -344,6 +347,7 @@ void RedisConnection::write_out() {
   }
   if (out_sent_ == out_.size()) {
     out_.clear();
+    if (out_.capacity() > kKeptOutBytes) out_.shrink_to_fit();
     out_sent_ = 0;
   }
   update_interest();
