@@ -27,7 +27,7 @@ class RedisNode final : public ConnectionListener, public Deadlines {
   const std::string& name() const { return endpoint_.name; }
 
   void on_reply(RedisRequest* request) override;
-  void on_failure(RedisRequest* request, bool server_failed, bool after_use) override;
+  void on_failure(RedisRequest* request, bool server_failed, bool unsent) override;
   int64_t next_deadline_us() const override;
   void expire(int64_t now_us) override;
 
