@@ -64,6 +64,7 @@ class Target {
   // The store's default call timeout (docs/deployment.md): Redis 250 ms; PostgreSQL 1 s, its first call setting the
   // schema up.
   virtual int64_t timeout_ms() const { return 250; }
+  virtual const char* name() const = 0;
 };
 
 int64_t number(const std::string& text) { return text.empty() ? 0 : std::stoll(text); }
@@ -75,6 +76,7 @@ class RedisTarget final : public Target {
   std::string url(const std::string& options) override { return server_.proxy_url() + "?" + options; }
   int64_t applied(const std::string& key) override { return number(server_.command({"GET", redis_key(key)})); }
   std::vector<const RedisNode*> nodes() override { return {&server_}; }
+  const char* name() const override { return "redis"; }
 
  private:
   RedisServer server_{{}, ServerOptions{false, false, false, true}};
@@ -89,6 +91,7 @@ class ClusterTarget final : public Target {
   std::vector<const RedisNode*> nodes() override {
     return {&cluster_.node(0), &cluster_.node(1), &cluster_.node(2)};
   }
+  const char* name() const override { return "cluster"; }
   RedisCluster& cluster() { return cluster_; }
 
  private:
@@ -104,6 +107,7 @@ class PostgresTarget final : public Target {
   }
   std::vector<const RedisNode*> nodes() override { return {&server_}; }
   int64_t timeout_ms() const override { return 1000; }
+  const char* name() const override { return "postgres"; }
 
  private:
   PostgresServer server_{ServerOptions{false, false, false, true}};
@@ -161,8 +165,8 @@ std::vector<Fault> faults() {
       {"latency", {{"latency", "downstream", {{"latency", 100}, {"jitter", 50}}}}, false, true},
       {"bandwidth",
        {{"bandwidth", "downstream", {{"rate", 4}}}, {"bandwidth", "upstream", {{"rate", 4}}}}, false, true},
-      // 1-byte slices, 50 µs apart
-      {"slicer", {{"slicer", "downstream", {{"average_size", 1}, {"size_variation", 0}, {"delay", 50}}}}, false, true},
+      // 1-byte slices, 10 µs apart (a PostgreSQL reply of 200 bytes takes 20 ms or more)
+      {"slicer", {{"slicer", "downstream", {{"average_size", 1}, {"size_variation", 0}, {"delay", 10}}}}, false, true},
       // The connection closes after 3 bytes of the next reply (the first bytes since the toxic came), or of the
       // handshake of a new connection.
       {"reset_mid_reply", {{"limit_data", "downstream", {{"bytes", 3}}}}},
@@ -231,7 +235,7 @@ bool close_and_wait(Store& store) {
 
 // The figures of a fault (docs/deployment.md quotes them): the calls under it by outcome, their times, how soon the
 // store served again once it was lifted, and what the store applied.
-void report(const Fault& fault, const std::vector<std::vector<Outcome>>& waves, int64_t recovered_ms,
+void report(const Target& target, const Fault& fault, const std::vector<std::vector<Outcome>>& waves, int64_t recovered_ms,
             int64_t admitted, int64_t maybe, int64_t applied) {
   std::vector<int64_t> answered;
   int timeouts = 0, unavailable = 0, not_tried = 0;
@@ -246,10 +250,10 @@ void report(const Fault& fault, const std::vector<std::vector<Outcome>>& waves, 
     }
   }
   std::sort(answered.begin(), answered.end());
-  std::printf("  %-15s %d answered (median %lld ms), %d timed out, %d cut or refused, %d failed at once (circuit "
+  std::printf("  %-8s %-15s %d answered (median %lld ms), %d timed out, %d cut or refused, %d failed at once (circuit "
               "open); slowest %lld ms; served again %lld ms after the fault went; the store applied %lld hits: %lld "
               "admitted + %lld of %lld failed after being sent\n",
-              fault.name.c_str(), static_cast<int>(answered.size()),
+              target.name(), fault.name.c_str(), static_cast<int>(answered.size()),
               static_cast<long long>(answered.empty() ? 0 : answered[answered.size() / 2]), timeouts, unavailable,
               not_tried, static_cast<long long>(slowest), static_cast<long long>(recovered_ms),
               static_cast<long long>(applied), static_cast<long long>(admitted),
@@ -323,6 +327,25 @@ void survive(Target& target, const Fault& fault) {
       const auto refused = std::count_if(waves.back().begin(), waves.back().end(),
                                          [](const Outcome& o) { return o.not_tried; });
       EXPECT_GT(refused, 0) << fault << ": the last wave still waited for the server";
+      // After the back-off one call goes as the probe; the fault still there, it fails and the circuit opens again
+      // for another back-off.
+      const auto waiting = SteadyClock::now();
+      std::vector<Outcome> probe;
+      do {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        probe = wave(limiter, key, 1);
+        ASSERT_EQ(probe.size(), 1u);
+        all.push_back(probe[0]);
+      } while (probe[0].not_tried && ms_since(waiting) < kBackoffMs + 2 * timeout_ms);
+      EXPECT_FALSE(probe[0].not_tried) << fault << ": no probe within the back-off";
+      EXPECT_FALSE(probe[0].ok) << fault << ": the probe went through the fault";
+      EXPECT_LE(probe[0].ms, timeout_ms + kSlackMs) << fault;
+      const std::vector<Outcome> after_probe = wave(limiter, key, 1);
+      ASSERT_EQ(after_probe.size(), 1u);
+      all.push_back(after_probe[0]);
+      EXPECT_TRUE(after_probe[0].not_tried) << fault << ": the failed probe did not open the circuit again: "
+                                            << after_probe[0].message;
+      EXPECT_GT(store->stats().circuits_open, 0) << fault;
     }
 
     // Lifted: the store serves again within one back-off (and the probe's round trip).
@@ -339,10 +362,17 @@ void survive(Target& target, const Fault& fault) {
     const int64_t recovered_ms = ms_since(lifted);
     EXPECT_TRUE(served) << fault;
     EXPECT_LE(recovered_ms, kBackoffMs + timeout_ms + kSlackMs) << fault << ": the circuit did not close in time";
+    // Every circuit closed, each by a call of its own: a cluster's other masters (whose circuits the slot map's
+    // reads opened) by calls on keys they serve.
+    int64_t spread_calls = 0;
+    while (store->stats().circuits_open != 0 && ms_since(lifted) < 3000) {
+      for (int i = 0; i < 12; ++i, ++spread_calls) wave(limiter, "hostile-spread-" + std::to_string(i), 1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     EXPECT_EQ(store->stats().circuits_open, 0) << fault;
 
     // Every call answered and counted by the store: none in flight.
-    EXPECT_EQ(total_calls(store->stats()), static_cast<int64_t>(all.size())) << fault;
+    EXPECT_EQ(total_calls(store->stats()), static_cast<int64_t>(all.size()) + spread_calls) << fault;
 
     // No decision applied twice.
     int64_t admitted = 0, maybe = 0;
@@ -351,7 +381,7 @@ void survive(Target& target, const Fault& fault) {
       maybe += !o.ok && !o.not_tried;
     }
     const int64_t applied = target.applied(key);
-    report(fault, waves, recovered_ms, admitted, maybe, applied);
+    report(target, fault, waves, recovered_ms, admitted, maybe, applied);
     EXPECT_GE(applied, admitted) << fault;
     EXPECT_LE(applied, admitted + maybe) << fault << ": a decision was applied twice";
     if (fault.never_applied) {
