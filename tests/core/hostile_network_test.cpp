@@ -328,7 +328,7 @@ void survive(Target& target, const Fault& fault) {
                                          [](const Outcome& o) { return o.not_tried; });
       EXPECT_GT(refused, 0) << fault << ": the last wave still waited for the server";
       // After the back-off one call goes as the probe; the fault still there, it fails and the circuit opens again
-      // for another back-off.
+      // for another back-off. (On a cluster the probe may be a read of the slot map, and ours the next back-off's.)
       const auto waiting = SteadyClock::now();
       std::vector<Outcome> probe;
       do {
@@ -336,8 +336,8 @@ void survive(Target& target, const Fault& fault) {
         probe = wave(limiter, key, 1);
         ASSERT_EQ(probe.size(), 1u);
         all.push_back(probe[0]);
-      } while (probe[0].not_tried && ms_since(waiting) < kBackoffMs + 2 * timeout_ms);
-      EXPECT_FALSE(probe[0].not_tried) << fault << ": no probe within the back-off";
+      } while (probe[0].not_tried && ms_since(waiting) < 3000);
+      EXPECT_FALSE(probe[0].not_tried) << fault << ": no probe in 3 s";
       EXPECT_FALSE(probe[0].ok) << fault << ": the probe went through the fault";
       EXPECT_LE(probe[0].ms, timeout_ms + kSlackMs) << fault;
       const std::vector<Outcome> after_probe = wave(limiter, key, 1);
