@@ -185,6 +185,10 @@ Toxiproxy RedisNode::toxiproxy() const {
   required(proxy_, "Toxiproxy proxy");
   return Toxiproxy(launcher_->ready()["toxiproxy"]["api_port"].get<int>());
 }
+pid_t RedisNode::toxiproxy_pid() const {
+  required(proxy_, "Toxiproxy proxy");
+  return launcher_->ready()["toxiproxy"]["pid"].get<pid_t>();
+}
 
 void RedisNode::control(const std::string& verb) {
   const json reply = launcher_->send(verb + " " + std::to_string(index_));

@@ -51,6 +51,7 @@ class RedisNode {
   int proxy_port() const;
   std::string proxy_url() const;
   Toxiproxy toxiproxy() const;
+  pid_t toxiproxy_pid() const;
 
   void start();  // after kill(): on the same port(s) and socket; waits until it answers PING
   void kill();   // SIGKILL: the abrupt death of a server
