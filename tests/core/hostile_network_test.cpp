@@ -164,7 +164,7 @@ std::vector<Fault> faults() {
   return {
       {"latency", {{"latency", "downstream", {{"latency", 100}, {"jitter", 50}}}}, false, true},
       {"bandwidth",
-       {{"bandwidth", "downstream", {{"rate", 4}}}, {"bandwidth", "upstream", {{"rate", 4}}}}, false, true},
+       {{"bandwidth", "downstream", {{"rate", 8}}}, {"bandwidth", "upstream", {{"rate", 8}}}}, false, true},
       // 1-byte slices, 10 µs apart (a PostgreSQL reply of 200 bytes takes 20 ms or more)
       {"slicer", {{"slicer", "downstream", {{"average_size", 1}, {"size_variation", 0}, {"delay", 10}}}}, false, true},
       // The connection closes after 3 bytes of the next reply (the first bytes since the toxic came), or of the
@@ -352,16 +352,21 @@ void survive(Target& target, const Fault& fault) {
     toxiproxy.reset();
     const auto lifted = SteadyClock::now();
     bool served = false;
+    std::string failures;  // of the calls before the store served again, but for the refusals of the open circuit
     while (!served && ms_since(lifted) < 3000) {
       std::vector<Outcome> one = wave(limiter, key, 1);
       ASSERT_EQ(one.size(), 1u);
       all.push_back(one[0]);
       served = one[0].allowed;
+      if (!served && !one[0].not_tried)
+        failures += "\n  at " + std::to_string(ms_since(lifted)) + " ms, " + std::to_string(one[0].ms) + " ms: " +
+                    one[0].message;
       if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     const int64_t recovered_ms = ms_since(lifted);
-    EXPECT_TRUE(served) << fault;
-    EXPECT_LE(recovered_ms, kBackoffMs + timeout_ms + kSlackMs) << fault << ": the circuit did not close in time";
+    EXPECT_TRUE(served) << fault << failures;
+    EXPECT_LE(recovered_ms, kBackoffMs + timeout_ms + kSlackMs)
+        << fault << ": the circuit did not close in time" << failures;
     // Every circuit closed, each by a call of its own: a cluster's other masters (whose circuits the slot map's
     // reads opened) by calls on keys they serve.
     int64_t spread_calls = 0;
