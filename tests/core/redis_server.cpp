@@ -117,6 +117,7 @@ std::vector<std::string> launch_flags(const ServerOptions& options, const std::v
   if (options.tls_only) flags.push_back("--tls-only");
   else if (options.tls) flags.push_back("--tls");
   if (options.unix_socket) flags.push_back("--unix");
+  if (options.toxiproxy) flags.push_back("--toxiproxy");
   if (!redis_args.empty()) flags.push_back("--");
   flags.insert(flags.end(), redis_args.begin(), redis_args.end());
   return flags;
@@ -162,6 +163,11 @@ RedisNode::RedisNode(std::shared_ptr<Launcher> launcher, size_t index)
   tls_url_ = text(node["tls_url"]);
   unix_url_ = text(node["unix_url"]);
   pid_ = node["pid"].get<pid_t>();
+  if (node.contains("proxy") && !node["proxy"].is_null()) {
+    proxy_ = text(node["proxy"]);
+    proxy_port_ = node["proxy_port"].get<int>();
+    proxy_url_ = text(node["proxy_url"]);
+  }
   if (const json& tls = launcher_->ready()["tls"]; !tls.is_null())
     tls_ = {text(tls["ca"]), text(tls["cert"]), text(tls["key"]), text(tls["wrong_ca"])};
 }
@@ -169,6 +175,20 @@ RedisNode::RedisNode(std::shared_ptr<Launcher> launcher, size_t index)
 std::string RedisNode::url() const { return required(url_, "plain port"); }
 std::string RedisNode::tls_url() const { return required(tls_url_, "TLS port"); }
 std::string RedisNode::unix_url() const { return required(unix_url_, "Unix socket"); }
+const std::string& RedisNode::proxy() const { return required(proxy_, "Toxiproxy proxy"); }
+int RedisNode::proxy_port() const {
+  required(proxy_, "Toxiproxy proxy");
+  return proxy_port_;
+}
+std::string RedisNode::proxy_url() const { return required(proxy_url_, "Toxiproxy proxy"); }
+Toxiproxy RedisNode::toxiproxy() const {
+  required(proxy_, "Toxiproxy proxy");
+  return Toxiproxy(launcher_->ready()["toxiproxy"]["api_port"].get<int>());
+}
+pid_t RedisNode::toxiproxy_pid() const {
+  required(proxy_, "Toxiproxy proxy");
+  return launcher_->ready()["toxiproxy"]["pid"].get<pid_t>();
+}
 
 void RedisNode::control(const std::string& verb) {
   const json reply = launcher_->send(verb + " " + std::to_string(index_));
@@ -210,7 +230,17 @@ std::string RedisNode::command(const std::vector<std::string>& args, const std::
 RedisServer::RedisServer(std::vector<std::string> args, ServerOptions options)
     : RedisNode(std::make_shared<Launcher>(launch_flags(options, args)), 0) {}
 
-PostgresServer::PostgresServer() : RedisNode(std::make_shared<Launcher>(std::vector<std::string>{"--postgres"}), 0) {}
+namespace {
+
+std::vector<std::string> postgres_flags(const ServerOptions& options) {
+  std::vector<std::string> flags = {"--postgres"};
+  if (options.toxiproxy) flags.push_back("--toxiproxy");
+  return flags;
+}
+
+}  // namespace
+
+PostgresServer::PostgresServer(ServerOptions options) : RedisNode(std::make_shared<Launcher>(postgres_flags(options)), 0) {}
 
 namespace {
 
@@ -263,10 +293,12 @@ RedisCluster::RedisCluster(ServerOptions options) {
   for (size_t i = 0; i < 3; ++i) nodes_.emplace_back(launcher_, i);
   url_ = text(launcher_->ready()["cluster"]["url"]);
   tls_url_ = text(launcher_->ready()["cluster"]["tls_url"]);
+  proxy_url_ = text(launcher_->ready()["cluster"]["proxy_url"]);
 }
 
 std::string RedisCluster::url() const { return required(url_, "plain ports"); }
 std::string RedisCluster::tls_url() const { return required(tls_url_, "TLS ports"); }
+std::string RedisCluster::proxy_url() const { return required(proxy_url_, "Toxiproxy proxies"); }
 
 std::string RedisCluster::node_id(size_t i) const { return nodes_[i].command({"CLUSTER", "MYID"}); }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "toxiproxy.hpp"
+
 struct pg_conn;  // libpq's PGconn
 
 namespace ratewarden::testing {
@@ -17,6 +19,7 @@ struct ServerOptions {
   bool tls = false;          // a TLS port too: a throwaway CA signs the server's certificate
   bool tls_only = false;     // a TLS port and no plain port
   bool unix_socket = false;  // a Unix socket too
+  bool toxiproxy = false;    // a Toxiproxy proxy in front of every node (toxiproxy.hpp)
 };
 
 // The certificates of a TLS launch: the CA of the servers' certificates, a client certificate and key it signed, and
@@ -42,6 +45,13 @@ class RedisNode {
   std::string url() const;       // redis://127.0.0.1:P
   std::string tls_url() const;   // rediss://127.0.0.1:TP?tls_ca=CA
   std::string unix_url() const;  // redis+unix://PATH
+  // With ServerOptions::toxiproxy: the node's proxy (its name in Toxiproxy's API, its port, the URL through it) and
+  // the API. Each throws without one.
+  const std::string& proxy() const;
+  int proxy_port() const;
+  std::string proxy_url() const;
+  Toxiproxy toxiproxy() const;
+  pid_t toxiproxy_pid() const;
 
   void start();  // after kill(): on the same port(s) and socket; waits until it answers PING
   void kill();   // SIGKILL: the abrupt death of a server
@@ -60,6 +70,8 @@ class RedisNode {
   size_t index_;
   int port_ = 0, tls_port_ = 0;
   std::string unix_path_, dir_, url_, tls_url_, unix_url_;
+  std::string proxy_, proxy_url_;
+  int proxy_port_ = 0;
   TlsFiles tls_;
   pid_t pid_ = -1;
 };
@@ -76,9 +88,10 @@ class RedisServer : public RedisNode {
 // and every backend, start() restarts it on the same port and data directory, stop() / cont() freeze and thaw them.
 class PostgresServer : public RedisNode {
  public:
-  PostgresServer();
+  explicit PostgresServer(ServerOptions options = {});  // only `toxiproxy` applies
   // postgres://postgres@127.0.0.1:P/postgres, followed by `query` ("?schema=...") when given.
   std::string url(const std::string& query = "") const { return RedisNode::url() + query; }
+  std::string proxy_url(const std::string& query = "") const { return RedisNode::proxy_url() + query; }
   // One SQL statement on a fresh connection: the first field of the first row ("" when none). Throws on failure.
   std::string sql(const std::string& statement) const;
 };
@@ -112,6 +125,7 @@ class RedisCluster {
   explicit RedisCluster(ServerOptions options = {});
   std::string url() const;      // redis+cluster://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
   std::string tls_url() const;  // rediss+cluster://127.0.0.1:TP1,...?tls_ca=CA
+  std::string proxy_url() const;  // ServerOptions::toxiproxy: redis+cluster:// through the nodes' proxies
   RedisNode& node(size_t i) { return nodes_[i]; }
   size_t size() const { return nodes_.size(); }
   const TlsFiles& tls() const { return nodes_[0].tls(); }
@@ -126,7 +140,7 @@ class RedisCluster {
  private:
   std::shared_ptr<Launcher> launcher_;
   std::vector<RedisNode> nodes_;
-  std::string url_, tls_url_;
+  std::string url_, tls_url_, proxy_url_;
 };
 
 // A master (node 0), its replica (node 1) and three sentinels (nodes 2-4) monitoring them as service() (launch.py

@@ -7,7 +7,7 @@ if(NOT TARGET test_servers)
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
   pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
-  add_library(test_servers STATIC ${CMAKE_CURRENT_LIST_DIR}/redis_server.cpp)
+  add_library(test_servers STATIC ${CMAKE_CURRENT_LIST_DIR}/redis_server.cpp ${CMAKE_CURRENT_LIST_DIR}/toxiproxy.cpp)
   target_include_directories(test_servers PUBLIC ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(test_servers PUBLIC nlohmann_json::nlohmann_json PkgConfig::HIREDIS PkgConfig::LIBPQ)
   # Every test server comes from the one launcher.

@@ -101,6 +101,20 @@ TEST(TestServers, StopContKillAndStart) {
   EXPECT_EQ(server.command({"PING"}), "PONG");
 }
 
+// Toxiproxy in front of a server: the proxy forwards, and a disabled proxy cuts the path until it is reset.
+TEST(TestServers, ToxiproxyForwardsUntilDisabled) {
+  ServerOptions options;
+  options.toxiproxy = true;
+  RedisServer server({}, options);
+  const std::string ping = "redis-cli -p " + std::to_string(server.proxy_port()) + " ping";
+  EXPECT_EQ(shell(ping).first, "PONG\n");
+  server.toxiproxy().enable(server.proxy(), false);
+  EXPECT_NE(shell(ping).first, "PONG\n");
+  server.toxiproxy().reset();
+  EXPECT_EQ(shell(ping).first, "PONG\n");
+  EXPECT_EQ(server.proxy_url(), "redis://127.0.0.1:" + std::to_string(server.proxy_port()));
+}
+
 TEST(TestServers, TlsClusterReportsTlsPortsOverTls) {
   RedisCluster cluster(listeners(true, false, false));
   std::string tls_hosts, plain_hosts;
@@ -151,10 +165,13 @@ class NoServerOutlives : public ::testing::TestWithParam<End> {};
     const rlimit no_core{0, 0};
     ::setrlimit(RLIMIT_CORE, &no_core);
     // Never destroyed (but reachable: LeakSanitizer stays quiet at exit): only the end of the process ends them.
-    static auto* server = new RedisServer({}, listeners(true, false, true));
+    ServerOptions proxied = listeners(true, false, true);
+    proxied.toxiproxy = true;
+    static auto* server = new RedisServer({}, proxied);
     static auto* cluster = new RedisCluster(listeners(false, false, true));
     std::ostringstream out;
     out << server->pid() << ' ' << server->dir() << '\n';
+    out << server->toxiproxy_pid() << ' ' << server->dir() << '\n';
     for (size_t i = 0; i < cluster->size(); ++i) out << cluster->node(i).pid() << ' ' << cluster->node(i).dir() << '\n';
     const std::string text = out.str();
     if (::write(report, text.data(), text.size()) != static_cast<ssize_t>(text.size())) ::_exit(3);
@@ -195,12 +212,12 @@ TEST_P(NoServerOutlives, ItsTestProcess) {
   std::vector<std::pair<pid_t, std::string>> servers;
   std::istringstream lines(report);
   for (std::pair<pid_t, std::string> s; lines >> s.first >> s.second;) servers.push_back(s);
-  ASSERT_EQ(servers.size(), 4u) << report;
+  ASSERT_EQ(servers.size(), 5u) << report;  // the server, its Toxiproxy, the cluster's three
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (const auto& [pid, dir] : servers) {
     while ((alive(pid) || exists(dir)) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_FALSE(alive(pid)) << "redis-server " << pid << " outlived its test process";
+    EXPECT_FALSE(alive(pid)) << "server " << pid << " outlived its test process";
     EXPECT_FALSE(exists(dir)) << dir << " outlived its test process";
   }
 }

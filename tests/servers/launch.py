@@ -7,6 +7,8 @@ never leaks one.
     launch.py --sentinel [--tls-only]   Redis Sentinel: node 0 the master, node 1 its replica, nodes 2-4 sentinels
                              monitoring them as "mymaster" (a failover takes a few seconds: SentinelNode); with
                              --tls-only every node and sentinel listens on TLS only, and they talk TLS to each other
+    launch.py --toxiproxy ...  and a Toxiproxy in front of every node (see toxiproxy_binary(); cluster nodes announce
+                             their proxy's port, so that clients following CLUSTER SLOTS and MOVED go through it)
 
 Prints one JSON line when everything is ready (see ready() below), or {"ok": false, "error": ...} and exits. Then
 reads commands from stdin, one a line, each answered by one JSON line ({"ok": true, "pid": P} or
@@ -140,6 +142,7 @@ class Node:
         self.tls = tls
         self.unix = self.dir / "redis.sock" if options.unix else None
         self.process: Optional[subprocess.Popen[bytes]] = None
+        self.proxy_port = 0  # its Toxiproxy listener (--toxiproxy), once made
         self.pick_ports()
 
     def pick_ports(self) -> None:
@@ -155,6 +158,8 @@ class Node:
                      self.tls["server_key"], "--tls-ca-cert-file", self.tls["ca"], "--tls-auth-clients", "optional"]
         if self.unix:
             argv += ["--unixsocket", str(self.unix), "--unixsocketperm", "700"]
+        if self.options.cluster and self.proxy_port:  # a restart announces its proxy as the first start did
+            argv += ["--cluster-announce-ip", HOST, "--cluster-announce-port", str(self.proxy_port)]
         if self.options.cluster:
             argv += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
                      "--cluster-port", str(self.cluster_port),
@@ -268,6 +273,7 @@ class PostgresNode:
         self.tls_port = 0
         self.cluster_port = 0
         self.unix = None
+        self.proxy_port = 0
         done = subprocess.run([str(self.bin / "initdb"), "-D", str(self.dir / "data"), "-U", "postgres",
                                "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"],
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, preexec_fn=self.demote)
@@ -461,6 +467,96 @@ def launch_sentinel(root: Path, options: argparse.Namespace, nodes: List[Any], t
         time.sleep(0.05)
 
 
+TOXIPROXY_VERSION = "v2.5.0"
+TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
+
+
+def toxiproxy_binary() -> Path:
+    """toxiproxy-server, built from the Go module proxy into ${XDG_CACHE_HOME:-~/.cache}/ratewarden/ the first time
+    (about 30 s), under a lock: launchers started at once (parallel ctest entries) build it once."""
+    import fcntl
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ratewarden" / \
+        f"toxiproxy-{TOXIPROXY_VERSION}"
+    binary = cache / "server"
+    if os.access(binary, os.X_OK):
+        return binary
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    if not os.access(go, os.X_OK):
+        raise Failure("Go is needed to build Toxiproxy (/usr/local/go/bin/go)")
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.access(binary, os.X_OK):  # built by another launcher while this one waited
+            return binary
+        staging = Path(tempfile.mkdtemp(prefix="build-", dir=cache))
+        try:
+            env = dict(os.environ, GOBIN=str(staging), GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
+            done = subprocess.run([go, "install", f"{TOXIPROXY_MODULE}@{TOXIPROXY_VERSION}"], env=env,
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise Failure("go install Toxiproxy failed: " + (done.stdout + done.stderr).strip()[-500:])
+            os.replace(staging / "server", binary)  # whole or absent, never half written
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return binary
+
+
+class Toxiproxy:
+    """One toxiproxy-server on a free loopback port (its HTTP API), our child like the servers; a proxy per node,
+    named "nodeI", listening on a port of its own. Tests drive the toxics through the API."""
+
+    def __init__(self, root: Path) -> None:
+        binary = toxiproxy_binary()
+        launcher = os.getpid()
+        for attempt in range(START_ATTEMPTS):
+            self.port = free_port()
+            with open(root / "toxiproxy.log", "ab") as log:
+                self.process = subprocess.Popen([str(binary), "-host", HOST, "-port", str(self.port)],
+                                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                                preexec_fn=lambda: die_with_launcher(launcher))
+            deadline = time.monotonic() + 10
+            while self.process.poll() is None and time.monotonic() < deadline:
+                try:
+                    self.request("GET", "/version")
+                    return
+                except OSError:
+                    time.sleep(0.01)
+            self.kill()
+            if attempt == START_ATTEMPTS - 1:
+                tail = (root / "toxiproxy.log").read_text(errors="replace").strip().splitlines()[-3:]
+                raise Failure("toxiproxy-server did not start: " + " | ".join(tail))
+
+    def request(self, method: str, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
+        import http.client
+        connection = http.client.HTTPConnection(HOST, self.port, timeout=5)
+        try:
+            connection.request(method, path, json.dumps(body) if body is not None else None,
+                               {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            text = response.read().decode()
+        finally:
+            connection.close()
+        if response.status >= 300:
+            raise Failure(f"toxiproxy {method} {path}: {response.status} {text.strip()}")
+        return json.loads(text) if "json" in response.getheader("Content-Type", "") else text
+
+    def add_proxy(self, node: Any) -> None:
+        """A proxy in front of the node on a port the kernel picks (no race for a free port); it keeps pointing at
+        the node across restarts, which keep the node's port."""
+        made = self.request("POST", "/proxies", {"name": f"node{node.index}", "listen": f"{HOST}:0",
+                                                 "upstream": f"{HOST}:{node.port}", "enabled": True})
+        node.proxy_port = int(made["listen"].rsplit(":", 1)[1])
+        if isinstance(node, Node) and node.options.cluster:
+            call(node, "CONFIG", "SET", "cluster-announce-ip", HOST)
+            call(node, "CONFIG", "SET", "cluster-announce-port", str(node.proxy_port))
+
+    def kill(self) -> None:
+        if self.process:
+            self.process.kill()
+            self.process.wait()
+            self.process = None  # type: ignore[assignment]
+
+
 def create_cluster(nodes: List[Node], tls: Optional[Dict[str, str]]) -> None:
     """redis-cli --cluster create, then wait until every node says cluster_state:ok and agrees on the slot map."""
     tls_args = ["--tls", "--cacert", tls["ca"], "--cert", tls["cert"], "--key", tls["key"]] if tls else []
@@ -490,22 +586,28 @@ def cluster_ready(nodes: List[Node]) -> bool:
 
 
 def ready(root: Path, nodes: List[Node], tls: Optional[Dict[str, str]], clustered: bool,
-          sentinel: bool = False) -> Dict[str, Any]:
+          sentinel: bool = False, toxiproxy: Optional[Toxiproxy] = None) -> Dict[str, Any]:
     """The ready line: every node's pid, directory, ports, socket and URLs (null when it has no such listener), the
     cluster's URLs, the sentinel set's (its URL, service name, and which nodes are the master, the replica and the
-    sentinels), and the certificate files a TLS client needs."""
+    sentinels), and the certificate files a TLS client needs. With --toxiproxy: its API port, and each node's proxy
+    port and the URLs through the proxies."""
     cluster = None
     if clustered:
         hosts = ",".join(f"{HOST}:{n.port}" for n in nodes)
         tls_hosts = ",".join(f"{HOST}:{n.tls_port}" for n in nodes)
+        proxy_hosts = ",".join(f"{HOST}:{n.proxy_port}" for n in nodes)
         cluster = {"url": f"redis+cluster://{hosts}" if nodes[0].port else None,
-                   "tls_url": f"rediss+cluster://{tls_hosts}?tls_ca={tls['ca']}" if tls else None}
+                   "tls_url": f"rediss+cluster://{tls_hosts}?tls_ca={tls['ca']}" if tls else None,
+                   "proxy_url": f"redis+cluster://{proxy_hosts}" if toxiproxy else None}
     return {
         "ok": True,
         "dir": str(root),
         "nodes": [{"pid": n.pid, "dir": str(n.dir), "port": n.port or None, "tls_port": n.tls_port or None,
-                   "cluster_port": n.cluster_port or None, "unix": str(n.unix) if n.unix else None, **n.urls()}
+                   "cluster_port": n.cluster_port or None, "unix": str(n.unix) if n.unix else None, **n.urls(),
+                   "proxy": f"node{n.index}" if n.proxy_port else None, "proxy_port": n.proxy_port or None,
+                   "proxy_url": proxied(n.urls()["url"], n.port, n.proxy_port)}
                   for n in nodes],
+        "toxiproxy": {"api_port": toxiproxy.port, "pid": toxiproxy.process.pid} if toxiproxy else None,
         "cluster": cluster,
         "sentinel": {"url": "redis+sentinel://" + ",".join(f"{HOST}:{n.port}" for n in nodes[2:]) +
                             f"/{SENTINEL_SERVICE}" if nodes[0].port else None,
@@ -556,6 +658,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--cluster", type=int, default=0, metavar="N", help="a cluster of N masters (N >= 3)")
     parser.add_argument("--postgres", action="store_true", help="one PostgreSQL server instead of Redis")
     parser.add_argument("--sentinel", action="store_true", help="a master, its replica and 3 sentinels")
+    parser.add_argument("--toxiproxy", action="store_true", help="a Toxiproxy proxy in front of every node")
     options = parser.parse_args(argv[:split])
     if options.sentinel and (options.cluster or (options.tls and not options.tls_only) or options.unix or
                              options.postgres):
@@ -574,10 +677,13 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # runs the clean-up below
     root = Path(tempfile.mkdtemp(prefix="rw-servers-"))
     nodes: List[Any] = []
+    toxiproxy: Optional[Toxiproxy] = None
     quitting = False
     try:
         try:
             tls = make_certificates(root / "tls") if options.tls else None
+            if options.toxiproxy:
+                toxiproxy = Toxiproxy(root)
             if options.postgres:
                 nodes.append(PostgresNode(0))
                 nodes[-1].launch()
@@ -586,6 +692,9 @@ def main() -> int:
             for index in range(0 if options.postgres or options.sentinel else options.cluster or 1):
                 nodes.append(Node(index, root, options, tls))
                 nodes[-1].launch()
+            if toxiproxy:
+                for node in nodes:
+                    toxiproxy.add_proxy(node)
             if options.cluster:
                 create_cluster(nodes, tls)
         except Failure as e:
@@ -594,7 +703,7 @@ def main() -> int:
         except OSError as e:  # redis-server, redis-cli or openssl is missing
             reply({"ok": False, "error": f"{e} (scripts/setup.sh installs what the tests need)"})
             return 1
-        reply(ready(root, nodes, tls, bool(options.cluster), options.sentinel))
+        reply(ready(root, nodes, tls, bool(options.cluster), options.sentinel, toxiproxy))
         for line in iter(sys.stdin.readline, ""):
             if line.strip() == "quit":
                 quitting = True
@@ -603,6 +712,8 @@ def main() -> int:
     except BrokenPipeError:  # the test is gone: clean up quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
+        if toxiproxy:
+            toxiproxy.kill()
         for node in nodes:
             node.kill()
             if isinstance(node, PostgresNode):

@@ -30,6 +30,7 @@ constexpr const char kAsking[] = "*1\r\n$6\r\nASKING\r\n";
 // A write buffer that grew past this (a burst, or the scripts' bodies sent again after a restart answered NOSCRIPT)
 // is given back once sent: an idle connection keeps at most this much.
 constexpr size_t kKeptOutBytes = 64 * 1024;
+constexpr int64_t kIdleCheckUs = 1000;  // idle this long, a connection is checked before a request is written on it
 
 bool is_error_reply(const redisReply* reply, const char* prefix) {
   return reply != nullptr && reply->type == REDIS_REPLY_ERROR &&
@@ -68,6 +69,12 @@ RedisConnection::~RedisConnection() {
 }
 
 void RedisConnection::send(RedisRequest* request) {
+  // An idle pooled connection may have been closed by its server (a restart, a failover, an idle timeout) since it
+  // last answered: found out now, before the request is written, it goes on a fresh connection. Once written, a
+  // request whose connection dies is never sent again: the server may have run it. A connection that answered
+  // within the last millisecond is taken as alive: back-to-back calls pay no extra system call.
+  if (state_ == State::ready && waiting_.empty() && loop_.now_us() - read_us_ >= kIdleCheckUs && peer_gone())
+    fail_all(ErrorCode::store_unavailable, endpoint_.name + ": the server closed the connection");
   if (state_ == State::ready) {
     append(request);
     return;
@@ -80,6 +87,7 @@ void RedisConnection::send(RedisRequest* request) {
 // NOSCRIPT retry would arrive without the ASKING).
 void RedisConnection::append(RedisRequest* request) {
   if (waiting_.empty()) heard_us_ = loop_.now_us();  // nothing was due: the server's silence starts now
+  request->wire_at = flushed_ + out_.size();
   if (request->asking) {
     out_ += kAsking;
     waiting_.push_back(nullptr);
@@ -252,7 +260,6 @@ void RedisConnection::on_ready() {
   state_ = State::ready;
   if (endpoint_.metrics && !counted_) endpoint_.metrics->connection_opened();
   counted_ = true;
-  used_ = false;
   std::deque<RedisRequest*> queued;
   queued.swap(queued_);
   for (RedisRequest* r : queued) append(r);
@@ -346,11 +353,20 @@ void RedisConnection::write_out() {
     return;
   }
   if (out_sent_ == out_.size()) {
+    flushed_ += out_.size();
     out_.clear();
     if (out_.capacity() > kKeptOutBytes) out_.shrink_to_fit();
     out_sent_ = 0;
   }
   update_interest();
+}
+
+// Whether the server closed or reset the connection (an idle one: nothing is due). A byte waiting to be read is not
+// proof of death (TLS may send records of its own); the read then sorts it out.
+bool RedisConnection::peer_gone() {
+  char byte;
+  const ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 void RedisConnection::read_replies() {
@@ -392,7 +408,6 @@ void RedisConnection::read_replies() {
       freeReplyObject(r);
       continue;
     }
-    used_ = true;
     // NOSCRIPT: the server lost its script cache (restart, failover, SCRIPT FLUSH). EVAL sends the body, which
     // also caches it again for the next EVALSHA.
     if (request->script != nullptr && !request->as_eval && is_error_reply(r, "NOSCRIPT")) {
@@ -489,15 +504,15 @@ void RedisConnection::drop_socket() {
   reader_ = nullptr;
   out_.clear();
   out_sent_ = 0;
+  flushed_ = 0;
   state_ = State::closed;
   if (counted_ && endpoint_.metrics) endpoint_.metrics->connection_closed();
   counted_ = false;
 }
 
 void RedisConnection::fail_all(ErrorCode code, const std::string& message) {
-  const bool after_use = used_;
+  const uint64_t written = flushed_ + out_sent_;  // bytes of the output that reached the socket
   drop_socket();
-  used_ = false;
   ++attempt_;
   std::deque<RedisRequest*> waiting, queued;
   waiting.swap(waiting_);
@@ -506,9 +521,9 @@ void RedisConnection::fail_all(ErrorCode code, const std::string& message) {
   for (RedisRequest* r : waiting) {
     if (r == nullptr) continue;
     r->fail(code, message);
-    listener_.on_failure(r, true, after_use && code == ErrorCode::store_unavailable);
+    listener_.on_failure(r, true, r->wire_at >= written);
   }
-  for (RedisRequest* r : queued) {
+  for (RedisRequest* r : queued) {  // the connection never got ready: a fresh one would meet the same
     r->fail(code, message);
     listener_.on_failure(r, true, false);
   }

@@ -28,8 +28,9 @@ class ConnectionListener {
   virtual ~ConnectionListener() = default;
   virtual void on_reply(RedisRequest* request) = 0;
   // `server_failed`: the server refused, cut or stopped answering the connection (not a call that ran out of time
-  // behind others). `after_use`: the connection had answered before (a pooled connection that may have died idle).
-  virtual void on_failure(RedisRequest* request, bool server_failed, bool after_use) = 0;
+  // behind others). `unsent`: not one byte of the request was written to the socket, so the server cannot have run
+  // it: it may go again on a fresh connection without being applied twice.
+  virtual void on_failure(RedisRequest* request, bool server_failed, bool unsent) = 0;
   // A reply with no request waiting for it: a pub/sub message. A listener that subscribes takes it (and frees it)
   // and returns true; otherwise the stream cannot be trusted and the connection fails.
   virtual bool on_push(redisReply*) { return false; }
@@ -73,6 +74,7 @@ class RedisConnection final : public IoHandler, public Flushable {
   ssize_t raw_read(char* buf, size_t len, bool& again);
   ssize_t raw_write(const char* buf, size_t len, bool& again);
   void drop_socket();
+  bool peer_gone();
 
   IoLoop& loop_;
   const RedisEndpoint& endpoint_;
@@ -85,12 +87,12 @@ class RedisConnection final : public IoHandler, public Flushable {
   redisReader* reader_ = nullptr;
   std::string out_;
   size_t out_sent_ = 0;
+  uint64_t flushed_ = 0;  // bytes written since the connection was made, and dropped from out_
   // Sent (or in out_), in order. Null stands for a reply to drop: an ASKING's, or a request's that ran out of time.
   std::deque<RedisRequest*> waiting_;
   std::deque<RedisRequest*> queued_;   // waiting for the connection to be ready
   int handshake_replies_ = 0;          // AUTH / SELECT replies still expected
   int64_t connect_deadline_us_ = 0;
-  bool used_ = false;                  // has answered a request since it connected
   bool counted_ = false;               // counted in the store's open connections (since it was ready)
   int64_t heard_us_ = 0;               // when the server last sent something, or was last asked with nothing due
   int64_t read_us_ = 0;                // when the server last sent something

@@ -44,15 +44,16 @@ std::string RedisNode::without_name(const std::string& message) const {
   return message.rfind(endpoint_.name + ": ", 0) == 0 ? message.substr(endpoint_.name.size() + 2) : message;
 }
 
-void RedisNode::on_failure(RedisRequest* request, bool server_failed, bool after_use) {
+void RedisNode::on_failure(RedisRequest* request, bool server_failed, bool unsent) {
   const bool probe = request->probe;
   request->probe = false;
   if (probe && server_failed) circuit_.failed(loop_.now_us(), true, without_name(request->error_message));
   else if (probe) circuit_.probe_ended();
-  // A pooled connection that sat idle may have died with its server (a restart, a failover): the requests it could
-  // not answer get one more chance on a fresh connection. At worst a request the old server ran before closing runs
-  // twice: it charges twice, it never admits more.
-  if (after_use && retry_dropped_ && !request->retried && !closing_) {
+  // A request that never left (its connection died before a byte of it was written: connection.hpp) gets one more
+  // chance on a fresh connection, within its deadline, unless the node's owner re-routes such requests itself (the
+  // Sentinel store: the master may have moved). One that was written is never sent again: the server may have run
+  // it, and a second run would charge twice (docs/deployment.md, "A hostile network").
+  if (unsent && retry_dropped_ && !request->retried && !closing_) {
     request->retried = true;
     request->clear_result();
     send(request);

@@ -17,8 +17,9 @@ namespace ratewarden {
 
 class RedisNode final : public ConnectionListener, public Deadlines {
  public:
-  // `retry_dropped`: a request whose pooled connection died under it is sent once more on a fresh one (at worst it
-  // then runs twice); a Sentinel master's requests are not (sentinel_client.hpp).
+  // `retry_dropped`: a request whose connection died before a byte of it was written is sent once more on a fresh
+  // one (the server cannot have run it); a Sentinel master's requests are not: that store re-routes them itself, to
+  // wherever the master is now (sentinel_client.hpp).
   RedisNode(IoLoop& loop, RedisEndpoint endpoint, int pool, CircuitOptions circuit, bool retry_dropped = true);
   ~RedisNode() override;
 
@@ -29,7 +30,7 @@ class RedisNode final : public ConnectionListener, public Deadlines {
   const std::string& name() const { return endpoint_.name; }
 
   void on_reply(RedisRequest* request) override;
-  void on_failure(RedisRequest* request, bool server_failed, bool after_use) override;
+  void on_failure(RedisRequest* request, bool server_failed, bool unsent) override;
   int64_t next_deadline_us() const override;
   void expire(int64_t now_us) override;
 

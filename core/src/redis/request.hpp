@@ -52,7 +52,8 @@ struct RedisRequest {
   int redirections = 0;     // cluster: MOVED / ASK / TRYAGAIN followed so far
   bool asking = false;      // cluster ASK: preceded by ASKING on the same connection, and sent with its body
   bool as_eval = false;     // NOSCRIPT was answered: send EVAL with the body
-  bool retried = false;     // already sent again once after its connection died
+  uint64_t wire_at = 0;     // where its bytes start in its connection's output (connection.cpp)
+  bool retried = false;     // already sent again once after its connection died before it was written
   bool written = false;     // handed to a connection's output: the server may have run it
   bool probe = false;       // the one call let through a half-open circuit
 
