@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The Node package: install (builds the addon from source with the local Node headers), the TypeScript type test,
+# the hot path's instructions per call under their ceilings (bench/node/hit_instructions.js),
 # node --test against real redis-server processes and HTTP on 127.0.0.1 (5 times back to back when CI=true, to catch
 # what fails once in a while; NODE_TEST_RUNS=N chooses). The `npm pack` tarball installed elsewhere, with its prebuilt
 # addon and from source, is scripts/test_install.sh. Arguments go to node --test in place of tests/node/ (test files,
@@ -16,6 +17,11 @@ npm ci --foreground-scripts --no-progress
 
 echo "== Node: type test (tsc --noEmit) =="
 npx --no-install tsc -p tests/node/types
+
+# Instructions per hitSync / allowSync (callgrind: the same whatever the machine's load) under the ceilings of
+# bench/node/hit_instructions_ceiling.txt: a change that adds work to the hot path fails here. About 20 s.
+echo "== Node: instructions per hit (callgrind) =="
+node bench/node/hit_instructions.js --check
 
 runs=${NODE_TEST_RUNS:-$([ "${CI:-}" = true ] && echo 5 || echo 1)}
 for run in $(seq 1 "$runs"); do

@@ -173,14 +173,17 @@ class Limiter {
     }
   }
 
-  // The memory store only: hit, answered synchronously with whether it is allowed (no decision object is made).
+  // The memory store only: hit, answered synchronously with whether it is allowed (no decision object is made: the
+  // addon writes only out[0]).
   allowSync(key, options) {
     if (!this.#inMemory) throw syncOnNetwork(this.allowSync);
     try {
-      return options === undefined ? this.#allowSync(key) : this.#allowSync(key, costOf(options, this.allowSync));
+      if (options === undefined) this.#allowSync(key);
+      else this.#allowSync(key, costOf(options, this.allowSync));
     } catch (error) {
       throw fromCaller(error, this.allowSync);
     }
+    return this.#out[0] === 1;
   }
 
   // A hit on the memory store, decided now. The addon checks the key's type itself: one JS check less on the

@@ -31,7 +31,7 @@ class LimiterWrap : public Napi::ObjectWrap<LimiterWrap> {
   // Own functions of each instance that find it through their data pointer (an instance method's unwrap and
   // argument checks would be a good part of a memory-store call):
   //  hitSync(key[, cost]), peekSync(key[, cost]): the decision goes to `out`;
-  //  allowSync(key[, cost]): a hit that returns only whether it is allowed (a boolean, nothing written to `out`);
+  //  allowSync(key[, cost]): a hit that writes only whether it is allowed, to out[0];
   //  hit(key, cost, id), peek(key, cost, id): asynchronous. Bad input throws here, before anything starts.
   template <ratewarden::Mode mode, bool allowed_only>
   static napi_value decide_sync(napi_env env, napi_callback_info info);
