@@ -79,6 +79,7 @@ echo
 if [ -f bench/node/in_process.js ]; then
   source bench/node/setup.sh
   node bench/node/in_process.js
+  node bench/node/hit_instructions.js  # hitSync's and allowSync's native part, in instructions
 else
   echo "Node: skipped, bench/node/in_process.js does not exist yet"
 fi
