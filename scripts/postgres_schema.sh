@@ -21,6 +21,9 @@ trap 'rm -rf "$out"' EXIT
 cmake -DTABLE="$root/core/include/ratewarden/algorithm_table.hpp" -DSQL_DIR="$root/core/src/algorithms" \
   -DPG_DIR="$root/core/src/postgres" -DOUTPUT="$out/schema.inc" -DSQL_OUTPUT="$out/schema.sql" \
   -P "$root/cmake/embed_sql.cmake"
+version=$(sed -n 's/^inline constexpr int kSchemaVersion = \([0-9]*\);$/\1/p' "$root/core/src/postgres/schema.hpp")
+[ -n "$version" ] || { echo "no kSchemaVersion in core/src/postgres/schema.hpp" >&2; exit 2; }
 echo "BEGIN;"
-sed -e "s/@schema@/$schema/g" -e "s/@table@/$table/g" -e "s/@unlogged@/$unlogged/g" "$out/schema.sql"
+sed -e "s/@schema@/$schema/g" -e "s/@table@/$table/g" -e "s/@unlogged@/$unlogged/g" -e "s/@version@/$version/g" \
+  "$out/schema.sql"
 echo "COMMIT;"

@@ -130,13 +130,14 @@ typedef struct rw_store_stats_t {
 } rw_store_stats_t;
 RW_EXPORT int rw_store_stats(const rw_store_t *store, rw_store_stats_t *stats, char **errmsg);
 
-/* The counters of the hybrid modes (?mode=local_first, ?mode=async: docs/hybrid.md); zeros for other stores. */
+/* The counters of the hybrid modes (?mode=local_first, ?mode=async: docs/hybrid.md); zeros for other stores, and
+ * sync_lag_us -1 (they read no reset log). */
 typedef struct rw_sync_stats_t {
   int64_t local_denials; /* denials answered in-process from the store's last answer (no round trip) */
   int64_t local_allows;  /* mode=async: hits admitted in-process from a lease already charged to the store */
   int64_t store_calls;   /* calls that went to the store */
   int64_t sync_batches;  /* background exchanges with the store (reset-log reads, lease top-ups) */
-  int64_t sync_lag_us;   /* microseconds since the reset log was last read (-1: never yet) */
+  int64_t sync_lag_us;   /* microseconds since the reset log was last read (-1: never: not yet, or no log) */
   int64_t invalidations; /* local knowledge dropped because a reset was logged */
 } rw_sync_stats_t;
 RW_EXPORT int rw_store_sync_stats(const rw_store_t *store, rw_sync_stats_t *stats, char **errmsg);
@@ -381,7 +382,7 @@ typedef struct rw_store_metrics_t {
   int64_t local_allows;
   int64_t store_calls;
   int64_t sync_batches;
-  int64_t sync_lag_us; /* gauge: -1 when the reset log was never read */
+  int64_t sync_lag_us; /* gauge: -1 when no reset log was ever read (every store but a hybrid mode's) */
   int64_t invalidations;
 } rw_store_metrics_t;
 RW_EXPORT int rw_store_metrics(const rw_store_t *store, rw_store_metrics_t *metrics, char **errmsg);

@@ -11,9 +11,32 @@
 namespace ratewarden {
 namespace {
 
-// The tail of a storage key after the user key (docs/key-format.md): the key format's version, then the policy.
-std::string key_suffix(const Policy& p) {
-  return "}:v" + std::to_string(RATEWARDEN_KEY_FORMAT_VERSION) + ":" + storage_name(p);
+// The tail of a storage key after the user key (docs/key-format.md): the key format's version ("e" after it for a
+// key written escaped), then the policy.
+std::string key_suffix(const Policy& p, bool escaped) {
+  return "}:v" + std::to_string(RATEWARDEN_KEY_FORMAT_VERSION) + (escaped ? "e:" : ":") + storage_name(p);
+}
+
+// A user key holding '}' would end the cluster hash tag early (its slot chosen by the part before it, or the whole
+// storage key's when the key starts with '}'): such a key is written with '\' as "\\" and '}' as "\)".
+bool needs_escape(std::string_view key) { return std::memchr(key.data(), '}', key.size()) != nullptr; }
+
+size_t escaped_size(std::string_view key) {
+  size_t n = key.size();
+  for (char c : key) n += c == '\\' || c == '}';
+  return n;
+}
+
+char* write_escaped(char* p, std::string_view key) {
+  for (char c : key) {
+    if (c == '\\' || c == '}') {
+      *p++ = '\\';
+      *p++ = c == '}' ? ')' : '\\';
+    } else {
+      *p++ = c;
+    }
+  }
+  return p;
 }
 
 // Fail-closed denials ask the client to come back soon: the store may be back by then.
@@ -54,12 +77,13 @@ Limiter::Limiter(std::string_view policy, std::shared_ptr<Store> store, LimiterO
   policies_ = make_policies(parse_rates(policy), PolicyOptions{options_.algorithm, options_.burst, options_.buckets});
   max_cost_ = policies_[0].capacity();
   for (const Policy& p : policies_) {
-    std::string suffix = key_suffix(p);
+    std::string suffix = key_suffix(p, false);
     // The same rate twice would name one state twice: one hit would charge it twice.
     if (std::find(key_suffixes_.begin(), key_suffixes_.end(), suffix) != key_suffixes_.end())
       throw InvalidArgument("the rate " + describe(p) + " appears twice in \"" + std::string(policy.substr(0, 200)) +
                             "\"");
     key_suffixes_.push_back(std::move(suffix));
+    escaped_suffixes_.push_back(key_suffix(p, true));
     max_cost_ = std::min(max_cost_, p.capacity());
   }
   store_counts_ = store_->decision_stripes() > 0;
@@ -98,6 +122,15 @@ std::string Limiter::storage_key(std::string_view key, size_t index) const {
 
 // Reuses the string's storage: after the first call on a thread, building keys allocates nothing.
 void Limiter::assign_key(std::string& out, std::string_view key, size_t index) const {
+  if (needs_escape(key)) {
+    const std::string& suffix = escaped_suffixes_[index];
+    out.resize(key_head_.size() + escaped_size(key) + suffix.size());
+    char* p = &out[0];
+    std::memcpy(p, key_head_.data(), key_head_.size());
+    p = write_escaped(p + key_head_.size(), key);
+    std::memcpy(p, suffix.data(), suffix.size());
+    return;
+  }
   const std::string& suffix = key_suffixes_[index];
   // One resize and three copies: a few ns less than assign + append + append on the hot path.
   out.resize(key_head_.size() + key.size() + suffix.size());
@@ -140,6 +173,8 @@ Decision Limiter::hit(std::string_view key, int64_t cost) { return decide(key, c
 
 Decision Limiter::peek(std::string_view key, int64_t cost) { return decide(key, cost, Mode::peek); }
 
+bool Limiter::takes_parts(std::string_view key) const { return store_takes_key_parts_ && !needs_escape(key); }
+
 StoreCall Limiter::call_for(std::string_view key, int64_t cost, Mode mode, std::vector<std::string>* keys,
                             int64_t mode_arg) const {
   StoreCall call;
@@ -162,7 +197,7 @@ StoreCall Limiter::call_for(std::string_view key, int64_t cost, Mode mode, std::
 Decision Limiter::decide(std::string_view key, int64_t cost, Mode mode, int64_t mode_arg) {
   validate(key, cost);
   try {
-    if (store_takes_key_parts_) {
+    if (takes_parts(key)) {
       if (store_counts_) return store_->decide(call_for(key, cost, mode, nullptr, mode_arg));  // no copy
       const Decision d = store_->decide(call_for(key, cost, mode, nullptr, mode_arg));
       count(mode, d, cost, false);
@@ -238,7 +273,7 @@ std::vector<std::string>& now_keys() {
 bool Limiter::hit_now(std::string_view key, int64_t cost, Decision& out) {
   validate(key, cost);
   std::vector<std::string>& keys = now_keys();
-  if (!store_->decide_now(call_for(key, cost, Mode::hit, store_takes_key_parts_ ? nullptr : &keys), out))
+  if (!store_->decide_now(call_for(key, cost, Mode::hit, takes_parts(key) ? nullptr : &keys), out))
     return false;
   if (!store_counts_) count(Mode::hit, out, cost, false);
   return true;
@@ -247,7 +282,7 @@ bool Limiter::hit_now(std::string_view key, int64_t cost, Decision& out) {
 bool Limiter::peek_now(std::string_view key, int64_t cost, Decision& out) {
   validate(key, cost);
   std::vector<std::string>& keys = now_keys();
-  return store_->decide_now(call_for(key, cost, Mode::peek, store_takes_key_parts_ ? nullptr : &keys), out);
+  return store_->decide_now(call_for(key, cost, Mode::peek, takes_parts(key) ? nullptr : &keys), out);
 }
 
 void Limiter::reset(std::string_view key) {
@@ -300,7 +335,7 @@ void Limiter::decide_async(std::string_view key, int64_t cost, Mode mode, Decisi
                            int64_t mode_arg) {
   validate(key, cost);
   std::vector<std::string> keys;
-  const StoreCall call = call_for(key, cost, mode, store_takes_key_parts_ ? nullptr : &keys, mode_arg);
+  const StoreCall call = call_for(key, cost, mode, takes_parts(key) ? nullptr : &keys, mode_arg);
   DecisionCallback answer = deliver(std::move(done), where);
   // The store stays alive until the call completes, even if this limiter does not.
   // The counts go with the call: the limiter may be gone when it is answered.

@@ -57,39 +57,45 @@ void release_orphans() {
   for (PyObject* f : futures) Py_DECREF(f);
 }
 
-// The loop's eventfd: closed with the queue, once the last call in flight has answered.
-struct EventFd {
-  int fd;
-  EventFd() : fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-    if (fd < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+// The loop's eventfd: closed with the loop (its Completions), even with calls in flight. Safe because the queue
+// wakes the loop only under its lock and never once closed, and ~Completions closes the queue first: no write can
+// reach a number the process has since reused.
+class EventFd {
+ public:
+  EventFd() : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    if (fd_ < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
   }
-  ~EventFd() { ::close(fd); }
+  ~EventFd() { ::close(fd_); }
   EventFd(const EventFd&) = delete;
   EventFd& operator=(const EventFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
 };
 
 class Completions {
  public:
   Completions() {
     release_orphans();
-    auto fd = std::make_shared<EventFd>();
-    fd_ = fd->fd;
     queue_ = std::make_shared<Queue>(
-        [fd] {
+        [fd = fd_.get()] {
           const uint64_t one = 1;
-          ssize_t n = ::write(fd->fd, &one, sizeof one);
+          ssize_t n = ::write(fd, &one, sizeof one);
           (void)n;  // the eventfd is already readable if this fails
         },
         &orphan);
   }
   // With the GIL, once the loop's reader is gone (the loop closed: only its reader holds a Completions, see
   // ratewarden._limiter._completions). The answers not drained are dropped (a closed loop's futures cannot be
-  // settled), those that arrive later are orphans; the eventfd closes with the last call in flight.
+  // settled), those that arrive later are orphans; then fd_ closes (members go after the body).
   ~Completions() {
     for (Answer& a : queue_->close()) Py_DECREF(a.token);
   }
+  Completions(const Completions&) = delete;
+  Completions& operator=(const Completions&) = delete;
 
-  int fileno() const { return fd_; }
+  int fileno() const { return fd_.get(); }
 
   // The decision when the store answers at once (a hybrid mode's local knowledge: the future is left unused), else
   // None and the future gets the answer.
@@ -149,7 +155,7 @@ class Completions {
   // The loop's reader: settles every answer that arrived. A cancelled future is left as it is.
   void drain() {
     uint64_t count;
-    ssize_t n = ::read(fd_, &count, sizeof count);
+    ssize_t n = ::read(fd_.get(), &count, sizeof count);
     (void)n;
     std::vector<Answer> answers;
     queue_->take(answers, true);
@@ -180,7 +186,7 @@ class Completions {
     }
   }
 
-  int fd_;
+  EventFd fd_;  // before queue_: the queue's wake-up writes to it
   std::shared_ptr<Queue> queue_;
 };
 

@@ -513,7 +513,7 @@ static void test_store_stats(const char *redis_url) {
   CHECK(s.keys == 0 && s.max_keys == 0 && s.evictions == 0);
   rw_sync_stats_t sync;
   CHECK(rw_store_sync_stats(store, &sync, NULL) == RW_OK);
-  CHECK(sync.local_denials == 0 && sync.store_calls == 0 && sync.sync_lag_us == 0);
+  CHECK(sync.local_denials == 0 && sync.store_calls == 0 && sync.sync_lag_us == -1);
   rw_store_close(store);
 
   /* local_first: once the store has denied a key, its denials are answered in-process. */

@@ -15,6 +15,7 @@
 #include "across_processes.hpp"
 #include "ratewarden/ratewarden.hpp"
 #include "redis_server.hpp"
+#include "test_support.hpp"
 
 namespace ratewarden::testing {
 namespace {
@@ -396,6 +397,34 @@ TEST(Async, AHotKeyIsAdmittedLocally) {
   // Leases grow with the demand seen each round (twice it, up to 1% of the limit): most hits are local soon.
   EXPECT_GT(s.local_allows, allowed / 2) << s.store_calls << " store calls";
   EXPECT_GT(s.sync_batches, 0);
+}
+
+// async: an idle process's lone hits, each after the leases the one before could have taken expired (idle past
+// 20 x sync), charge the store their own cost and nothing more: no lease taken again and again to expire unspent.
+// The bindings (Python, Node) ask decide_now first (hit_now), then make the call: as here. That counted each hit's
+// demand twice, so every lone hit charged a spare lease of 4 with it (100 charged for these 20 hits).
+TEST(Async, AnIdleProcessesLoneHitsTakeNoLeaseToExpireUnspent) {
+  constexpr int64_t kSyncUs = 10000;
+  ManualClock clock;
+  auto store = open_store(server().url() + "?mode=async&sync=10ms", clock.clock());
+  Limiter limiter("100000/hour", store);
+  limiter.peek("warm-up");  // starts the rounds; local answers once the log has been read
+  const auto deadline = Clock_::now() + std::chrono::seconds(20);
+  while (store->stats().sync_lag_us < 0 && Clock_::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GE(store->stats().sync_lag_us, 0);
+  const std::string key = unique_key("idle");
+  for (int i = 0; i < 20; ++i) {
+    Decision now;
+    ASSERT_FALSE(limiter.hit_now(key, 1, now));  // no lease held: not answered in-process
+    ASSERT_TRUE(limiter.hit(key).allowed);
+    clock.advance(21 * kSyncUs);  // idle past 20 x sync: a lease taken with this hit would have expired
+    const int64_t rounds = store->stats().sync_batches;
+    while (store->stats().sync_batches < rounds + 2 && Clock_::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a round has ended this one's demand
+  }
+  Limiter plain("100000/hour", open_store(server().url(), clock.clock()));
+  EXPECT_EQ(plain.peek(key).used, 20) << "cost charged to the store for leases";
+  EXPECT_EQ(store->stats().local_allows, 0);
 }
 
 // A forked child never spends its parent's leases, nor trusts its parent's knowledge without reading the log.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -195,9 +196,10 @@ TEST(PostgresStore, SweepDeletesExpiredRows) {
             0);
 }
 
-// 8 processes start at once on a database with no schema: each creates it on first use, none fails.
+// 8 processes start at once on a database with no schema: each checks it, one or more create it under the advisory
+// lock, and none fails, though the calls' 1 s timeout need not cover the set-up.
 TEST(PostgresSchema, ConcurrentFirstUseFromEightProcesses) {
-  const std::string url = server().url("?schema=raced&timeout=10s&connect_timeout=10s");
+  const std::string url = server().url("?schema=raced&timeout=1s&connect_timeout=30s");
   std::vector<pid_t> children;
   for (int p = 0; p < 8; ++p) {
     const pid_t pid = ::fork();
@@ -221,17 +223,26 @@ TEST(PostgresSchema, ConcurrentFirstUseFromEightProcesses) {
   }
   EXPECT_EQ(count_rows(server(), "true", "raced.limits"), 10);
   EXPECT_EQ(server().sql("SELECT (state[1])::text FROM raced.limits LIMIT 1"), "8");
+  EXPECT_EQ(server().sql("SELECT version FROM raced.limits_version"), "4");
 }
 
-// The first-use set-up waits for processes starting at once (the schema's advisory lock) as long as connect_timeout
-// allows, not the calls' timeout (the session's statement_timeout): cancelled at that, it failed again at every try
-// while others kept the lock, and every call of a cold process failed. A call still ends within its own timeout.
-TEST(PostgresSchema, SetUpWaitsForTheConnectTimeoutNotTheCallTimeout) {
+// The set-up (here waiting for the advisory lock of another process creating the schema) is bounded by
+// connect_timeout and not counted in any call's timeout: a cold process's first call waits for it, then decides
+// within its own 100 ms, where it used to fail at 100 ms (and every call after it, while others kept the lock).
+TEST(PostgresSchema, TheSetUpIsOutsideTheCallsTimeout) {
   PostgresSession other(server());
   other.sql("SELECT pg_advisory_lock(7418412635419208501)");  // what a process creating the schema holds
   Limiter limiter("10/minute", postgres("?schema=patient&timeout=100ms&connect_timeout=60s"));
-  EXPECT_THROW(limiter.hit("k"), StoreError);  // its timeout: the set-up waits for the lock
-  // The set-up's statement has waited for the lock 10 times the calls' timeout, and waits on.
+  std::optional<Decision> first;
+  std::string failed;
+  std::thread caller([&] {
+    try {
+      first = limiter.hit("k");
+    } catch (const StoreError& e) {
+      failed = e.what();
+    }
+  });
+  // The set-up has waited for the lock 10 times the calls' timeout, and waits on.
   const std::string waiting =
       "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.locktype = 'advisory' AND "
       "NOT l.granted AND a.application_name = 'ratewarden' AND clock_timestamp() - a.query_start > interval '1s'";
@@ -239,16 +250,69 @@ TEST(PostgresSchema, SetUpWaitsForTheConnectTimeoutNotTheCallTimeout) {
   while (server().sql(waiting) == "0" && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(Ms(10));
   EXPECT_EQ(server().sql(waiting), "1") << "the set-up was cancelled before connect_timeout";
   other.sql("SELECT pg_advisory_unlock(7418412635419208501)");
-  // Then it finishes, and the calls decide (each still within its own 100 ms: tried until one is answered).
-  bool decided = false;
-  while (!decided && std::chrono::steady_clock::now() < deadline + std::chrono::seconds(30)) {
+  caller.join();
+  EXPECT_EQ(failed, "");
+  ASSERT_TRUE(first.has_value());
+  EXPECT_TRUE(first->allowed);
+  EXPECT_EQ(limiter.hit("k").remaining, 8);  // and the calls after it need nothing more
+}
+
+// What a process start costs when the schema is current: one read of the version row. The functions are replaced
+// only when the version row is missing (a schema from before version 4) or older.
+TEST(PostgresSchema, ASchemaAtThisVersionIsReadNotReplaced) {
+  const std::string functions = "SELECT string_agg(proname || ':' || xmin::text, ',' ORDER BY proname) FROM pg_proc "
+                                "WHERE pronamespace = 'versioned'::regnamespace";
+  auto start = [] { return Limiter("1000/hour", postgres("?schema=versioned&timeout=5s")); };  // a new process
+  EXPECT_TRUE(start().hit("k").allowed);
+  EXPECT_EQ(server().sql("SELECT version FROM versioned.limits_version"), "4");
+  const std::string created = server().sql(functions);
+  EXPECT_TRUE(start().hit("k").allowed);
+  EXPECT_TRUE(start().hit("k").allowed);
+  EXPECT_EQ(server().sql(functions), created) << "a process start with the schema current replaced its functions";
+  // Version 3 (no version row): upgraded in place, the state kept.
+  server().sql("DROP TABLE versioned.limits_version");
+  EXPECT_EQ(start().peek("k").remaining, 997);
+  EXPECT_EQ(server().sql("SELECT version FROM versioned.limits_version"), "4");
+  const std::string upgraded = server().sql(functions);
+  EXPECT_NE(upgraded, created);
+  server().sql("UPDATE versioned.limits_version SET version = 3");
+  EXPECT_EQ(start().peek("k").remaining, 997);
+  EXPECT_EQ(server().sql("SELECT version FROM versioned.limits_version"), "4");
+  EXPECT_NE(server().sql(functions), upgraded);
+}
+
+// A database a newer library has set up: a StoreError that says so, for stores that create and for create=0, and
+// the set-up script (the store's, or a DBA's through scripts/postgres_schema.sh) replaces nothing.
+TEST(PostgresSchema, ANewerSchemaIsAClearErrorAndNeverDowngraded) {
+  EXPECT_TRUE(Limiter("5/hour", postgres("?schema=future&timeout=5s")).hit("k").allowed);
+  server().sql("UPDATE future.limits_version SET version = 99");
+  const std::string functions = "SELECT string_agg(proname || ':' || xmin::text, ',' ORDER BY proname) FROM pg_proc "
+                                "WHERE pronamespace = 'future'::regnamespace";
+  const std::string before = server().sql(functions);
+  for (const char* query : {"?schema=future&timeout=5s", "?schema=future&timeout=5s&create=0"}) {
+    Limiter limiter("5/hour", postgres(query));
     try {
-      decided = limiter.hit("k").allowed;
-    } catch (const StoreError&) {
-      std::this_thread::sleep_for(Ms(10));
+      limiter.hit("k");
+      ADD_FAILURE() << "decided on a newer schema: " << query;
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find("holds schema version 99 of future.limits, newer than this library's 4: "
+                                            "upgrade the library"),
+                std::string::npos)
+          << e.what();
     }
   }
-  EXPECT_TRUE(decided);
+  const std::string command = std::string(RATEWARDEN_SOURCE_DIR) +
+                              "/scripts/postgres_schema.sh future | psql -q -v ON_ERROR_STOP=1 -h 127.0.0.1 "
+                              "-U postgres -d postgres -p " + std::to_string(server().port()) + " 2>&1";
+  FILE* psql = ::popen(command.c_str(), "r");
+  ASSERT_NE(psql, nullptr);
+  std::string output;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, psql) != nullptr) output += buffer;
+  EXPECT_NE(::pclose(psql), 0) << output;
+  EXPECT_NE(output.find("newer than this library's 4"), std::string::npos) << output;
+  EXPECT_EQ(server().sql(functions), before) << "an older script replaced a newer schema's functions";
+  EXPECT_EQ(server().sql("SELECT version FROM future.limits_version"), "99");
 }
 
 // Closing a store with thousands of calls in flight: every callback runs exactly once, with an error or a decision.

@@ -268,6 +268,39 @@ std::string promtool_check(const std::string& text) {
 
 // Families are added to while a histogram family is being filled: 0, 1, 3 or 7 families before the first network
 // store's used to move it (a vector that grew) under the reference being filled.
+// sync_lag_us has one meaning for every store: the age of the last read of the reset log, -1 while none has been
+// made — every store but a hybrid mode's always, a hybrid mode's until its first read; merged figures take the
+// largest, -1 only when no store has read; a store gone leaves -1 in its name's figures.
+TEST(StoreStats, SyncLagIsMinusOneForEveryStoreThatHasReadNoResetLog) {
+  RedisServer server;
+  for (const std::string& url : {std::string("memory://"), server.url()}) {
+    std::shared_ptr<Store> store = open_store(url);
+    Limiter("5/minute", store).hit("k");
+    EXPECT_EQ(store->stats().sync_lag_us, -1) << url;
+    const std::vector<StoreStats> all = process_store_stats();
+    const StoreStats* named = find_store(all, store->describe());
+    ASSERT_NE(named, nullptr);
+    EXPECT_EQ(named->sync_lag_us, -1) << url;
+  }
+  std::shared_ptr<Store> hybrid = open_store(server.url() + "?mode=local_first&sync=10ms");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (hybrid->stats().sync_lag_us < 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_GE(hybrid->stats().sync_lag_us, 0);
+  StoreStats merged;
+  EXPECT_EQ(merged.sync_lag_us, -1);
+  merged += StoreStats();
+  EXPECT_EQ(merged.sync_lag_us, -1);
+  merged += hybrid->stats();
+  EXPECT_GE(merged.sync_lag_us, 0);
+  const std::string name = hybrid->describe();
+  hybrid.reset();
+  const std::vector<StoreStats> all = process_store_stats();
+  const StoreStats* gone = find_store(all, name);
+  ASSERT_NE(gone, nullptr);
+  EXPECT_EQ(gone->sync_lag_us, -1);
+}
+
 TEST(Events, AsyncLeasesThatExpireUnusedAreToldUnderTheHybridStoresName) {
   RedisServer server;
   std::shared_ptr<Store> store = open_store(server.url() + "?mode=async&sync=10ms");

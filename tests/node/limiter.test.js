@@ -45,7 +45,7 @@ describe('memory store', () => {
       name: 'memory://?max_keys=100&shards=1', network: false, hybrid: false,
       keys: 0, maxKeys: 100, evictions: 0, expiredDrops: 0,
       // the hybrid modes' counters (docs/hybrid.md): zeros for every other store
-      localDenials: 0, localAllows: 0, storeCalls: 0, syncBatches: 0, syncLagMs: 0, invalidations: 0,
+      localDenials: 0, localAllows: 0, storeCalls: 0, syncBatches: 0, syncLagMs: -1, invalidations: 0,
       // a network store's: zeros for the memory store (its calls are not counted there: the limiters' are)
       calls: { ok: 0, timeout: 0, unavailable: 0, error: 0 }, circuitsOpen: 0, circuitOpenings: 0,
       connectionsOpen: 0, poolSize: 0, sweeps: 0,
@@ -237,7 +237,7 @@ describe('Redis store', () => {
     const { calls, connectionsOpen, ...stats } = limiter.store.stats();
     assert.deepEqual(stats, {
       name: limiter.store.describe(), network: true, hybrid: false, keys: 0, maxKeys: 0, evictions: 0, expiredDrops: 0,
-      localDenials: 0, localAllows: 0, storeCalls: 0, syncBatches: 0, syncLagMs: 0, invalidations: 0,
+      localDenials: 0, localAllows: 0, storeCalls: 0, syncBatches: 0, syncLagMs: -1, invalidations: 0,
       circuitsOpen: 0, circuitOpenings: 0, poolSize: 0, sweeps: 0,
     });
     // The calls of every limiter on this URL's store (one per URL in the process), each answered.

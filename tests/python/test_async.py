@@ -92,17 +92,18 @@ def test_exit_with_calls_in_flight(slow_redis: str) -> None:
 
 
 def test_loops_closed_with_calls_in_flight_leak_nothing(slow_redis: str) -> None:
-    # asyncio.run ending while calls are on their way, again and again: each loop's eventfd is closed and the loop
-    # itself freed once its calls come back (their answers are dropped), not kept alive by the futures they hold.
+    # asyncio.run ending while calls are on their way, 200 times: each loop's eventfd closes with the loop (not when
+    # its calls come back), the loop itself is freed once they do (their answers are dropped: the futures they would
+    # settle were cancelled), and every call still reaches the store.
     code = f"""
 import asyncio, gc, os, time, weakref, ratewarden
-limiter = ratewarden.Limiter("1000000/minute", "{slow_redis}")
+limiter = ratewarden.Limiter("1000000/minute", "{slow_redis}", prefix="closed-loops")
 loops = []
 
 async def launch():
     loops.append(weakref.ref(asyncio.get_running_loop()))
-    for i in range(20):
-        asyncio.ensure_future(limiter.ahit(f"k{{i}}"))
+    for _ in range(20):
+        asyncio.ensure_future(limiter.ahit("k"))
     await asyncio.sleep(0)
 
 async def one():  # as many in flight as launch(): every connection of the pool is open before counting
@@ -110,24 +111,27 @@ async def one():  # as many in flight as launch(): every connection of the pool 
 
 asyncio.run(one())
 before = len(os.listdir("/proc/self/fd"))
-for _ in range(30):
+for _ in range(200):
     asyncio.run(launch())
+fds = len(os.listdir("/proc/self/fd")) - before
 # Every call launched comes back within DELAY_S, on a quiet machine: waited for (a leak never goes), not assumed.
-deadline = time.monotonic() + 20
+deadline = time.monotonic() + 30
 while True:
     asyncio.run(one())  # releases the futures that came back to closed loops
     gc.collect()
-    fds, alive = len(os.listdir("/proc/self/fd")) - before, sum(r() is not None for r in loops)
-    if (fds <= 0 and alive == 0) or time.monotonic() > deadline:
+    alive, used = sum(r() is not None for r in loops), limiter.peek("k").limit - limiter.peek("k").remaining
+    if (alive == 0 and used == 4000) or time.monotonic() > deadline:
         break
     time.sleep(0.05)
-print(fds, alive)
+print(fds, alive, used, len(os.listdir("/proc/self/fd")) - before)
 """
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=90)
     assert result.returncode == 0, result.stderr
-    fds, alive = map(int, result.stdout.split())
-    assert fds <= 0, f"{fds} descriptors more after 30 loops closed with 20 calls in flight each"
-    assert alive == 0, f"{alive} of 30 closed loops still alive"
+    fds, alive, used, fds_at_end = map(int, result.stdout.split())
+    assert fds <= 0, f"{fds} descriptors more right after 200 loops closed with 20 calls in flight each"
+    assert fds_at_end <= 0, f"{fds_at_end} descriptors more once their calls came back"
+    assert alive == 0, f"{alive} of 200 closed loops still alive"
+    assert used == 4000, f"{used} of the 4000 hits launched reached the store"
     assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr, result.stderr
 
 

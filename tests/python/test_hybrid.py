@@ -225,10 +225,11 @@ def test_stats_fields_and_types(redis: RedisServer) -> None:
     for name in ("local_denials", "local_allows", "store_calls", "sync_batches", "sync_lag", "invalidations"):
         assert name in repr(later) or name == "sync_lag"
 
-    # Other stores report zeros for the hybrid counters.
+    # Other stores report zeros for the hybrid counters, and the lag of a log never read, as a fresh hybrid mode.
     for other in (ratewarden.Store("memory://"), ratewarden.Store(redis.url)):
         o = other.stats()
         assert (o.local_denials, o.local_allows, o.store_calls, o.sync_batches, o.invalidations) == (0, 0, 0, 0, 0)
+        assert o.sync_lag == -1.0
 
 
 def test_local_knowledge_is_bounded(redis: RedisServer) -> None:

@@ -78,6 +78,19 @@ def test_str_and_bytes_keys_are_the_same_bytes(store_url: str) -> None:
     assert limiter.storage_key("é") == b"keys:{\xc3\xa9}:v3:fixed_window:3:60000"
 
 
+def test_adversarial_keys_keep_their_own_storage_keys_and_limits(store_url: str) -> None:
+    # docs/key-format.md: braces, colons, spaces, NUL, backslashes, invalid UTF-8, 4,096 bytes; a key holding '}' is
+    # written escaped under v3e, so its cluster hash tag is the whole key (tests/core/key_format_test.cpp: all stores).
+    alphabet = [b"a", b"{", b"}", b":", b" ", b"\x00", b"\\", b")", b"\xff"]
+    keys = [a + b for a in alphabet for b in alphabet] + [b"}" * 4096, b"\\" * 4096, b"a}" * 2048]
+    limiter = ratewarden.Limiter("1/minute; 5/hour", store_url, prefix="adversarial")
+    for k in keys:
+        limiter.reset(k)
+    assert len({limiter.storage_key(k, i) for k in keys for i in (0, 1)}) == 2 * len(keys)
+    assert limiter.storage_key(b"a}b\\") == b"adversarial:{a\\)b\\\\}:v3e:fixed_window:1:60000"
+    assert all(limiter.hit_many(keys)) and not any(limiter.hit_many(keys))
+
+
 def test_hit_many(store_url: str) -> None:
     limiter = ratewarden.Limiter("1/minute", store_url, prefix="many")
     keys = [f"user{i}" for i in range(50)]

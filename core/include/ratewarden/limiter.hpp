@@ -130,7 +130,10 @@ class Limiter {
   Decision decide(std::string_view key, int64_t cost, Mode mode, int64_t mode_arg = 0);
   void decide_async(std::string_view key, int64_t cost, Mode mode, DecisionCallback done, Completion where,
                     int64_t mode_arg = 0);
-  // The call for one key, with the whole storage keys built in `keys` unless it is null (stores taking key parts).
+  // Whether the store is given key parts (StoreCall::key_head...) for `key`, not whole keys: a store that takes
+  // them, and a key written as it is (not escaped).
+  bool takes_parts(std::string_view key) const;
+  // The call for one key, with the whole storage keys built in `keys` unless it is null (takes_parts).
   StoreCall call_for(std::string_view key, int64_t cost, Mode mode, std::vector<std::string>* keys,
                      int64_t mode_arg = 0) const;
   // Whether `reservation` has a slot this limiter can try to give back (an allowed one with a ticket, one policy).
@@ -151,6 +154,7 @@ class Limiter {
   std::shared_ptr<Store> store_;
   std::string key_head_;                   // "<prefix>:{"
   std::vector<std::string> key_suffixes_;  // "}:v<version>:<algorithm>:<limit>:<period_ms>[:<extra>]" per policy
+  std::vector<std::string> escaped_suffixes_;  // "}:v<version>e:..." per policy: for keys written escaped
   int64_t max_cost_ = 0;
   bool store_takes_key_parts_ = false;
   // Counts this limiter's decisions; shared with its calls in flight. The store counts them itself (under its

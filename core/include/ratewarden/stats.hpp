@@ -55,7 +55,9 @@ struct StoreStats {
   int64_t local_allows = 0;    // async: hits admitted from a lease already charged to the store
   int64_t store_calls = 0;     // calls that went to the store on the caller's behalf
   int64_t sync_batches = 0;    // background exchanges with the store (reset-log reads, lease top-ups)
-  int64_t sync_lag_us = 0;     // gauge: age of the last successful read of the reset log (-1: never read)
+  // gauge: age of the last successful read of the reset log; -1 while none has been made, which is what every
+  // store but a hybrid mode's reports (it reads none) and a hybrid mode's until its first read.
+  int64_t sync_lag_us = -1;
   int64_t invalidations = 0;   // local knowledge dropped because a reset was logged
   // Network stores (a hybrid mode: its shared store's): calls by outcome and their durations, from the call to
   // its answer. The memory store's calls are not timed (a clock read would cost as much as the call).
@@ -68,7 +70,8 @@ struct StoreStats {
   int64_t pool_size = 0;  // gauge
   int64_t sweeps = 0;
 
-  // Adds `other`'s figures: counters and gauges summed, sync_lag_us the larger; what it is, or-ed.
+  // Adds `other`'s figures: counters and gauges summed, sync_lag_us the larger (-1 only when both are); what it
+  // is, or-ed.
   StoreStats& operator+=(const StoreStats& other);
 };
 

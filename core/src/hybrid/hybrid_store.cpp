@@ -311,7 +311,11 @@ class HybridStore final : public Store {
   // Answers from what the process knows, if it can (a denial the store proved; in async, a lease); in async, counts
   // the call's demand. `hash` is the call's in the knowledge either way.
   // Else, in async, `extra` is what the call to the store should charge for a spare lease (0 for none).
-  bool local_answer(const StoreCall& call, uint64_t& hash, Decision& d, int64_t& extra) {
+  // `forwarded`: whether a call not answered here goes to the store now. decide_now's does not (its caller makes the
+  // call next, which asks again): it counts no demand and asks no spare unless it answers, or every call of the
+  // bindings (decide_now first) counted twice, and an idle process's every lone hit charged a spare lease that
+  // expired unspent 20 rounds later.
+  bool local_answer(const StoreCall& call, uint64_t& hash, Decision& d, int64_t& extra, bool forwarded) {
     extra = 0;
     if (call.keys == nullptr) throw InvalidArgument("a hybrid store takes whole storage keys");
     State& s = *state_;
@@ -332,11 +336,10 @@ class HybridStore final : public Store {
       e->policies.assign(call.policies, call.policies + call.count);
     }
     if (e == nullptr) return false;
-    if (s.async && call.mode == Mode::hit) {
-      e->demand += call.cost;
-      e->expires = std::max(e->expires, now + 4 * s.options.sync_us);
-    }
+    const bool counts = s.async && call.mode == Mode::hit;
+    if (counts) e->expires = std::max(e->expires, now + 4 * s.options.sync_us);
     if (now < e->deny_until && call.cost >= e->deny_cost) {
+      if (counts) e->demand += call.cost;
       d = aged_denial(*e, now);
       ++shard.local_denials;
       return true;
@@ -349,11 +352,14 @@ class HybridStore final : public Store {
       e->spare = 0;
     }
     if (now < e->lease_until && e->lease >= call.cost) {
+      if (counts) e->demand += call.cost;
       if (call.mode == Mode::hit) e->lease -= call.cost;
       d = from_lease(*e, now);
       ++shard.local_allows;
       return true;
     }
+    if (!forwarded) return false;
+    if (counts) e->demand += call.cost;
     // The leases ran dry before the next round: this call to the store brings a spare (one at a time per key).
     if (call.mode == Mode::hit && !e->topping_up && e->spare == 0 && e->demand >= 2) {
       const int64_t room = max_lease(e->policies, s.options.lease_per_mille);
@@ -370,17 +376,16 @@ class HybridStore final : public Store {
     uint64_t hash;
     int64_t extra;
     Decision d;
-    if (local_answer(call, hash, d, extra)) return done(&d, nullptr);
+    if (local_answer(call, hash, d, extra, true)) return done(&d, nullptr);
     state_->forward(call, hash, extra, std::move(done));
   }
 
-  // No call is made here: no spare is asked for (the call that follows, through decide or decide_async, asks).
+  // No call is made here: no demand is counted and no spare asked for unless it answers (the call that follows,
+  // through decide or decide_async, does).
   bool decide_now(const StoreCall& call, Decision& out) override {
     uint64_t hash;
     int64_t extra;
-    const bool answered = local_answer(call, hash, out, extra);
-    if (extra > 0) state_->end_top_up(hash, CallRef{call.tag, call.keys, call.count});
-    return answered;
+    return local_answer(call, hash, out, extra, false);
   }
 
   // A local answer needs no wait, and no turn of the I/O loop: the synchronous form answers it at once.
@@ -388,7 +393,7 @@ class HybridStore final : public Store {
     uint64_t hash;
     int64_t extra;
     Decision d;
-    if (local_answer(call, hash, d, extra)) return d;
+    if (local_answer(call, hash, d, extra, true)) return d;
     check_may_wait("call");
     SyncWait<Decision> wait;
     run_and_wait(wait, [&] {

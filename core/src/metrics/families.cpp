@@ -104,7 +104,7 @@ void add_hybrid(Builder& b, const StoreStats& s) {
         "Background exchanges of a hybrid mode with the store (reset-log reads, lease top-ups)", store,
         static_cast<double>(s.sync_batches));
   b.add("ratewarden_hybrid_sync_lag_seconds", Type::gauge, "s",
-        "Age of the last successful read of the reset log (-1: never read yet)", store,
+        "Age of the last successful read of the reset log (-1: none yet)", store,
         s.sync_lag_us < 0 ? -1.0 : static_cast<double>(s.sync_lag_us) * 1e-6);
   b.add("ratewarden_hybrid_invalidations_total", Type::counter, "{invalidation}",
         "Local knowledge dropped because a reset was logged", store, static_cast<double>(s.invalidations));

@@ -69,7 +69,8 @@ Registry& registry() {
 
 // What a store that is going leaves in its name: its counters.
 StoreStats counters_of(StoreStats s) {
-  s.keys = s.max_keys = s.sync_lag_us = s.circuits_open = s.connections_open = s.pool_size = 0;
+  s.keys = s.max_keys = s.circuits_open = s.connections_open = s.pool_size = 0;
+  s.sync_lag_us = -1;  // a store gone reads no log
   return s;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <vector>
 
 #include "io/fork_guard.hpp"
@@ -97,14 +98,58 @@ void PgConnection::continue_connect() {
     case PGRES_POLLING_WRITING: return watch(true);
     case PGRES_POLLING_OK:
       watch(false);
-      if (shared_.options.create && !shared_.schema_ready) return start_setup();
+      if (!shared_.schema_ready) return start_check();
       return enter_pipeline();
     default:
       return server_failed(ErrorCode::store_unavailable, shared_.name + ": cannot connect: " + server_message());
   }
 }
 
-// The schema, once per store and process: one simple-protocol query, hence one transaction.
+// The schema's version, read once per store and process. No version table (a new database, or a schema from
+// before version 4) reads as 0; so does any other error, which the set-up then reports.
+void PgConnection::start_check() {
+  if (pq_.sendQuery(conn_, shared_.version_sql.c_str()) == 0)
+    return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
+  state_ = State::checking;
+  schema_step_since_us_ = monotonic_now_us();
+  found_version_ = 0;
+  dirty_ = true;
+  loop_.mark_dirty(this);
+}
+
+void PgConnection::read_check() {
+  if (pq_.consumeInput(conn_) == 0)
+    return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
+  while (pq_.isBusy(conn_) == 0) {
+    PGresult* r = pq_.getResult(conn_);
+    if (r == nullptr) break;
+    if (pq_.resultStatus(r) == PGRES_TUPLES_OK && pq_.ntuples(r) == 1 && pq_.nfields(r) == 1)
+      found_version_ = std::strtoll(pq_.getvalue(r, 0, 0), nullptr, 10);
+    pq_.clear(r);
+  }
+  if (pq_.isBusy(conn_) != 0) return;
+  const std::string where = shared_.options.schema + "." + shared_.options.table;
+  if (found_version_ > kSchemaVersion)
+    return fail_all(ErrorCode::store_error,
+                    shared_.name + ": the database holds schema version " + std::to_string(found_version_) + " of " +
+                        where + ", newer than this library's " + std::to_string(kSchemaVersion) +
+                        ": upgrade the library (a database is never downgraded)");
+  if (found_version_ == kSchemaVersion) {
+    shared_.schema_ready = true;
+    end_schema_step();
+    return enter_pipeline();
+  }
+  if (shared_.options.create) return start_setup();
+  if (found_version_ > 0)
+    return fail_all(ErrorCode::store_error,
+                    shared_.name + ": the database holds schema version " + std::to_string(found_version_) + " of " +
+                        where + ", older than this library's " + std::to_string(kSchemaVersion) +
+                        ": run scripts/postgres_schema.sh again (?create=0 leaves the schema to you)");
+  end_schema_step();  // create=0 and no version row: preparing the statements tells whether the schema is there
+  return enter_pipeline();
+}
+
+// Creates or upgrades the schema: one simple-protocol query, hence one transaction, bounded by connect_timeout.
 void PgConnection::start_setup() {
   if (pq_.sendQuery(conn_, shared_.setup_sql.c_str()) == 0)
     return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
@@ -123,12 +168,19 @@ void PgConnection::read_setup() {
       if (!setup_error_.empty())
         return fail_all(ErrorCode::store_error, shared_.name + ": creating the schema failed: " + setup_error_);
       shared_.schema_ready = true;
+      end_schema_step();
       return enter_pipeline();
     }
     if (pq_.resultStatus(r) == PGRES_FATAL_ERROR && setup_error_.empty())
       setup_error_ = trimmed(pq_.resultErrorMessage(r));
     pq_.clear(r);
   }
+}
+
+// The calls that waited for the schema step get their whole timeout after it.
+void PgConnection::end_schema_step() {
+  const int64_t spent = monotonic_now_us() - schema_step_since_us_;
+  for (PgRequest* r : queued_) r->deadline_us += spent;
 }
 
 void PgConnection::enter_pipeline() {
@@ -186,6 +238,10 @@ void PgConnection::on_io(uint32_t events) {
   if (conn_ == nullptr) return;
   switch (state_) {
     case State::connecting: return continue_connect();
+    case State::checking:
+      if ((events & EPOLLOUT) != 0) flush();
+      if (conn_ != nullptr) read_check();
+      return;
     case State::setting_up:
       if ((events & EPOLLOUT) != 0) flush();
       if (conn_ != nullptr) read_setup();
@@ -251,7 +307,8 @@ void PgConnection::take_result(Pending& p, PGresult* r) {
 
 int64_t PgConnection::next_deadline_us() const {
   int64_t next = connect_deadline_us_ != 0 ? connect_deadline_us_ : INT64_MAX;
-  for (const PgRequest* r : queued_) next = std::min(next, r->deadline_us);
+  if (!in_schema_step())
+    for (const PgRequest* r : queued_) next = std::min(next, r->deadline_us);
   for (const Pending& p : waiting_) {
     if (p.request != nullptr) next = std::min(next, p.request->deadline_us);
   }
@@ -267,6 +324,7 @@ void PgConnection::expire(int64_t now) {
   const std::string timeout = shared_.name + ": no reply within the timeout";
   // Completions may send more (to this connection too): collect first, finish after.
   std::vector<PgRequest*> expired;
+  if (in_schema_step()) return;  // nothing is sent yet; connect_timeout bounds the step
   auto late = std::stable_partition(queued_.begin(), queued_.end(), [now](PgRequest* r) { return r->deadline_us > now; });
   expired.assign(late, queued_.end());
   queued_.erase(late, queued_.end());

@@ -1,7 +1,8 @@
 // One non-blocking libpq connection in pipeline mode, driven by the I/O loop (internal).
 //
-// It (re)connects on demand (PQconnectStartParams / PQconnectPoll), sets the schema up once per store and process
-// when the store creates it, prepares the statements, then pipelines requests: each request is followed by a sync,
+// It (re)connects on demand (PQconnectStartParams / PQconnectPoll), checks the schema's version once per store and
+// process (and creates or upgrades it when it is missing or older and the store creates it: the set-up, bounded by
+// connect_timeout, its time not counted in the waiting calls' timeouts), prepares the statements, then pipelines requests: each request is followed by a sync,
 // so it is a transaction of its own (an error or a lock wait in one never touches another) while many are in flight
 // on one connection. A server that fails or stays silent past a timeout loses the connection: every request on it
 // fails, and the next request connects again. Everything here runs on the loop thread.
@@ -29,7 +30,8 @@ struct PgShared {
   std::string name;  // describe(): for messages
   std::string setup_sql;
   std::vector<PgStatement> statements;
-  bool schema_ready = false;  // this process has run the set-up script (loop thread)
+  std::string version_sql;
+  bool schema_ready = false;  // this process found the schema at this library's version (loop thread)
   std::shared_ptr<CallMetrics> metrics;  // the store's figures (its circuit's and connections' too)
   std::atomic<int64_t> sweeps{0};        // passes of the sweep over every block
 };
@@ -64,7 +66,8 @@ class PgConnection final : public IoHandler, public Flushable {
   void flush() override;
 
  private:
-  enum class State { closed, connecting, setting_up, ready };
+  // checking, setting_up: the schema step (its time is not counted in the queued calls' timeouts).
+  enum class State { closed, connecting, checking, setting_up, ready };
   // What the connection waits for up to one sync: a request's result, or the prepared statements' (request null).
   struct Pending {
     PgRequest* request;  // null: the statements' preparation, or a request that ran out of time
@@ -74,8 +77,12 @@ class PgConnection final : public IoHandler, public Flushable {
 
   void start_connect();
   void continue_connect();
+  void start_check();
+  void read_check();
   void start_setup();
   void read_setup();
+  void end_schema_step();
+  bool in_schema_step() const { return state_ == State::checking || state_ == State::setting_up; }
   void enter_pipeline();
   void append(PgRequest* request);
   void read_results();
@@ -98,6 +105,8 @@ class PgConnection final : public IoHandler, public Flushable {
   std::deque<PgRequest*> queued_;    // waiting for the connection to be ready
   int64_t connect_deadline_us_ = 0;  // until the statements are prepared
   int64_t silent_since_us_ = 0;      // the deadline of the oldest request that ran out of time unanswered
+  int64_t schema_step_since_us_ = 0;  // when the schema step began: the queued calls' deadlines move by its length
+  int64_t found_version_ = 0;         // the version the check read (0: none)
   std::string setup_error_;
   bool dirty_ = false;
 };

@@ -124,11 +124,13 @@ PostgresStore::PostgresStore(PgOptions options)
               url_of(options)) {
   shared_->name = url_of(options);
   shared_->metrics = std::make_shared<CallMetrics>(shared_->name);
-  // The first-use set-up is bounded by connect_timeout (the connection's deadline), not by the calls' timeout, which
-  // is the session's statement_timeout: under that it was cancelled whenever it waited longer for the advisory lock
-  // of processes starting at once, and failed again at every try while they kept starting (issue 33).
+  // The schema step (the version check, and the set-up when the schema is missing or older) is bounded by
+  // connect_timeout, not by the calls' timeout, which is the session's statement_timeout: under that the set-up was
+  // cancelled whenever it waited longer for the advisory lock of processes starting at once (issue 33), and a cold
+  // process's first calls failed (issue 38). The calls waiting for it get their whole timeout after it.
   shared_->setup_sql = "SET LOCAL statement_timeout = " + std::to_string((options.connect_timeout_us + 999) / 1000) +
                        ";\n" + schema_sql(options);
+  shared_->version_sql = version_sql(options);
   shared_->statements = pg_statements(options);
   shared_->options = std::move(options);
 }

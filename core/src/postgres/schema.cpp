@@ -23,8 +23,11 @@ std::string with_names(std::string sql, const PgOptions& o) {
 }  // namespace
 
 std::string schema_sql(const PgOptions& o) {
-  return replace_all(with_names(kSchemaSource, o), "@unlogged@", o.unlogged ? "UNLOGGED" : "");
+  return replace_all(replace_all(with_names(kSchemaSource, o), "@unlogged@", o.unlogged ? "UNLOGGED" : ""),
+                     "@version@", std::to_string(kSchemaVersion));
 }
+
+std::string version_sql(const PgOptions& o) { return with_names("SELECT version FROM @schema@.@table@_version", o); }
 
 std::vector<PgStatement> pg_statements(const PgOptions& o) {
   return {

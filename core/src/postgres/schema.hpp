@@ -7,9 +7,17 @@
 
 namespace ratewarden {
 
+// The schema's version (schema.sql): the row <schema>.<table>_version holds once the set-up script has run.
+inline constexpr int kSchemaVersion = 4;
+
 // The set-up script (core/src/postgres/schema.sql and the files cmake/embed_sql.cmake adds) for the options'
-// schema, table and persistence: one transaction under an advisory lock, idempotent.
+// schema, table and persistence: one transaction under an advisory lock, idempotent, failing with SQLSTATE
+// kNewerSchemaState when the database holds a newer version.
 std::string schema_sql(const PgOptions& options);
+inline constexpr const char* kNewerSchemaState = "RW001";
+
+// The query that reads the version (one row, one integer; an error when there is no version table).
+std::string version_sql(const PgOptions& options);
 
 // The prepared statements, by name.
 inline constexpr const char* kDecideStatement = "rw_decide";
