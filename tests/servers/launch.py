@@ -585,6 +585,11 @@ def cluster_ready(nodes: List[Node]) -> bool:
     return all(m == maps[0] for m in maps)
 
 
+def proxied(url: Optional[str], port: int, proxy_port: int) -> Optional[str]:
+    """The URL through the node's proxy (None without --toxiproxy)."""
+    return url.replace(f"{HOST}:{port}", f"{HOST}:{proxy_port}") if url and proxy_port else None
+
+
 def ready(root: Path, nodes: List[Node], tls: Optional[Dict[str, str]], clustered: bool,
           sentinel: bool = False, toxiproxy: Optional[Toxiproxy] = None) -> Dict[str, Any]:
     """The ready line: every node's pid, directory, ports, socket and URLs (null when it has no such listener), the
