@@ -111,7 +111,6 @@ void PgConnection::start_check() {
   if (pq_.sendQuery(conn_, shared_.version_sql.c_str()) == 0)
     return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
   state_ = State::checking;
-  schema_step_since_us_ = monotonic_now_us();
   found_version_ = 0;
   dirty_ = true;
   loop_.mark_dirty(this);
@@ -177,10 +176,11 @@ void PgConnection::read_setup() {
   }
 }
 
-// The calls that waited for the schema step get their whole timeout after it.
+// The calls that waited for the schema step get their whole timeout after it (one that came late in the step keeps
+// its own deadline if that is later: never more than the timeout once the step is done).
 void PgConnection::end_schema_step() {
-  const int64_t spent = monotonic_now_us() - schema_step_since_us_;
-  for (PgRequest* r : queued_) r->deadline_us += spent;
+  const int64_t deadline_us = monotonic_now_us() + shared_.options.timeout_us;
+  for (PgRequest* r : queued_) r->deadline_us = std::max(r->deadline_us, deadline_us);
 }
 
 void PgConnection::enter_pipeline() {

@@ -105,7 +105,6 @@ class PgConnection final : public IoHandler, public Flushable {
   std::deque<PgRequest*> queued_;    // waiting for the connection to be ready
   int64_t connect_deadline_us_ = 0;  // until the statements are prepared
   int64_t silent_since_us_ = 0;      // the deadline of the oldest request that ran out of time unanswered
-  int64_t schema_step_since_us_ = 0;  // when the schema step began: the queued calls' deadlines move by its length
   int64_t found_version_ = 0;         // the version the check read (0: none)
   std::string setup_error_;
   bool dirty_ = false;
