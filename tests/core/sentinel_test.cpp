@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -161,6 +162,56 @@ struct Outcome {
   bool answered, allowed;
 };
 
+// Threads making synchronous hits on one key until stopped; every call's outcome kept.
+class HitLoad {
+ public:
+  HitLoad(Limiter& limiter, int threads) {
+    for (int t = 0; t < threads; ++t) threads_.emplace_back([this, &limiter] { run(limiter); });
+  }
+  ~HitLoad() { stop(); }
+  double now() const { return seconds_since(t0_); }  // seconds since the load began
+  int64_t admitted() const { return admitted_.load(); }
+  std::string last_error() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_error_;
+  }
+  // Stops the threads and gives every call's outcome.
+  const std::vector<Outcome>& stop() {
+    stop_ = true;
+    for (std::thread& t : threads_)
+      if (t.joinable()) t.join();
+    return outcomes_;
+  }
+
+ private:
+  void run(Limiter& limiter) {
+    std::vector<Outcome> mine;
+    while (!stop_.load()) {
+      Outcome o{now(), 0, false, false};
+      try {
+        o.allowed = limiter.hit("shared").allowed;
+        o.answered = true;
+        if (o.allowed) admitted_.fetch_add(1);
+      } catch (const StoreError& e) {
+        std::lock_guard<std::mutex> lock(mu_);
+        last_error_ = e.what();
+      }
+      o.took = now() - o.started;
+      mine.push_back(o);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    outcomes_.insert(outcomes_.end(), mine.begin(), mine.end());
+  }
+
+  const Clock::time_point t0_ = Clock::now();
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> admitted_{0};
+  std::mutex mu_;
+  std::vector<Outcome> outcomes_;
+  std::string last_error_;
+  std::vector<std::thread> threads_;  // last: started once everything above is
+};
+
 // Kills the master under a load of hits on one key: every call answers or fails within its timeout, calls are served
 // from the new master within the failover time (as the sentinels saw it) + 1 s, and the count the new master holds
 // says how many admitted hits the failover lost (the over-admission docs/deployment.md states).
@@ -172,49 +223,25 @@ TEST(SentinelFailover, ServesFromTheNewMasterSoonAfterTheSentinelsSwitch) {
   ASSERT_TRUE(limiter.hit("warm-up").allowed);
   ASSERT_EQ(set.named_master(), 0);
 
-  const auto t0 = Clock::now();
-  std::atomic<bool> stop{false};
-  std::atomic<int64_t> admitted{0};
-  std::mutex mu;
-  std::vector<Outcome> outcomes;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&] {
-      std::vector<Outcome> mine;
-      while (!stop.load()) {
-        Outcome o{seconds_since(t0), 0, false, false};
-        try {
-          o.allowed = limiter.hit("shared").allowed;
-          o.answered = true;
-          if (o.allowed) admitted.fetch_add(1);
-        } catch (const StoreError&) {
-        }
-        o.took = seconds_since(t0) - o.started;
-        mine.push_back(o);
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      outcomes.insert(outcomes.end(), mine.begin(), mine.end());
-    });
-
-  while (admitted.load() < 2000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  HitLoad load(limiter, 4);
+  while (load.admitted() < 2000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const int64_t master_offset = info_field(set.node(0), "replication", "master_repl_offset:");
-  const double killed = seconds_since(t0);
+  const double killed = load.now();
   set.node(0).kill();
-  const double dead = seconds_since(t0);  // the launcher has reaped it: no call started later reached it
+  const double dead = load.now();  // the launcher has reaped it: no call started later reached it
   // The failover as the sentinels see it: until they all name the replica.
   double switched = -1;
-  while (seconds_since(t0) - killed < 60) {
+  while (load.now() - killed < 60) {
     if (set.named_master() == 1) {
-      switched = seconds_since(t0);
+      switched = load.now();
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_GT(switched, 0) << "the sentinels did not fail over within 60 s";
   // Load on the new master for a while, then stop.
-  while (seconds_since(t0) - switched < 2.0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  stop = true;
-  for (auto& t : threads) t.join();
+  while (load.now() - switched < 2.0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const std::vector<Outcome>& outcomes = load.stop();
 
   double first_served = -1, slowest = 0;
   size_t errors = 0, in_doubt = 0;  // failed calls; those of them the old master may have run
@@ -232,13 +259,13 @@ TEST(SentinelFailover, ServesFromTheNewMasterSoonAfterTheSentinelsSwitch) {
   // Where the replica's stream stood when it was promoted, against the master's a moment before the kill (the
   // master went on writing after that moment: a replica behind by more than 0 bytes shows here only when it was).
   const int64_t promoted_at = info_field(set.node(1), "replication", "second_repl_offset:");
-  const int64_t lost_at_least = std::max<int64_t>(0, admitted.load() - counted);
-  const int64_t lost_at_most = admitted.load() - counted + static_cast<int64_t>(in_doubt);
+  const int64_t lost_at_least = std::max<int64_t>(0, load.admitted() - counted);
+  const int64_t lost_at_most = load.admitted() - counted + static_cast<int64_t>(in_doubt);
   std::printf("[ sentinel ] failover %.2f s after the kill; served again %.2f s after the kill; %zu of %zu calls "
               "failed (%zu in flight at the kill); slowest call %.3f s; admitted %lld, counted by the new master %lld: "
               "lost %lld to %lld; replication stream at the promotion %lld bytes past the master's before the kill\n",
               switched - killed, first_served - killed, errors, outcomes.size(), in_doubt, slowest,
-              static_cast<long long>(admitted.load()), static_cast<long long>(counted),
+              static_cast<long long>(load.admitted()), static_cast<long long>(counted),
               static_cast<long long>(lost_at_least), static_cast<long long>(lost_at_most),
               static_cast<long long>(promoted_at - master_offset));
   EXPECT_LT(slowest, kTimeout + 1.0) << "a call outlived its timeout";
@@ -259,30 +286,7 @@ TEST(SentinelFailover, ForcedFailoverMovesTheCallsToTheNewMaster) {
                                                 "," + url.substr(hosts) + "?timeout=1s&prefix=forced"));
   ASSERT_TRUE(limiter.hit("warm-up").allowed);
   ASSERT_EQ(sentinel().named_master(), 0);
-  const auto t0 = Clock::now();
-  std::atomic<bool> stop{false};
-  std::mutex mu;
-  std::vector<Outcome> outcomes;
-  std::string last_error;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 2; ++t)
-    threads.emplace_back([&] {
-      std::vector<Outcome> mine;
-      while (!stop.load()) {
-        Outcome o{seconds_since(t0), 0, false, false};
-        try {
-          o.allowed = limiter.hit("shared").allowed;
-          o.answered = true;
-        } catch (const StoreError& e) {
-          std::lock_guard<std::mutex> lock(mu);
-          last_error = e.what();
-        }
-        o.took = seconds_since(t0) - o.started;
-        mine.push_back(o);
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      outcomes.insert(outcomes.end(), mine.begin(), mine.end());
-    });
+  HitLoad load(limiter, 2);
   // Script calls the old master has run so far.
   auto scripts_run_by_old_master = [] {
     const std::string stats = sentinel().node(0).command({"INFO", "commandstats"});
@@ -296,16 +300,15 @@ TEST(SentinelFailover, ForcedFailoverMovesTheCallsToTheNewMaster) {
   while (scripts_run_by_old_master() < 1000) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   sentinel().node(2).command({"SENTINEL", "FAILOVER", sentinel().service()});
   double switched = -1;
-  while (seconds_since(t0) < 60 && switched < 0) {
-    if (sentinel().named_master() == 1) switched = seconds_since(t0);
+  while (load.now() < 60 && switched < 0) {
+    if (sentinel().named_master() == 1) switched = load.now();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  while (switched > 0 && seconds_since(t0) - switched < 1.0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  while (switched > 0 && load.now() - switched < 1.0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const int64_t run_then = scripts_run_by_old_master();
-  while (switched > 0 && seconds_since(t0) - switched < 2.0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  while (switched > 0 && load.now() - switched < 2.0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const int64_t run_at_end = scripts_run_by_old_master();
-  stop = true;
-  for (auto& t : threads) t.join();
+  const std::vector<Outcome>& outcomes = load.stop();
   ASSERT_GT(switched, 0) << "the sentinels did not fail over within 60 s";
   size_t errors = 0, late_errors = 0;
   double slowest = 0;
@@ -318,7 +321,7 @@ TEST(SentinelFailover, ForcedFailoverMovesTheCallsToTheNewMaster) {
               "slowest %.3f s\n",
               switched, errors, outcomes.size(), slowest);
   EXPECT_LT(slowest, 2.0) << "a call outlived its timeout";
-  EXPECT_EQ(late_errors, 0u) << "calls still failed 1 s after the switch; the last: " << last_error;
+  EXPECT_EQ(late_errors, 0u) << "calls still failed 1 s after the switch; the last: " << load.last_error();
   EXPECT_EQ(run_at_end, run_then) << "calls still went to the old master 1 s after the switch";
   EXPECT_EQ(sentinel().node(1).command({"EXISTS", limiter.storage_key("shared", 0)}), "1");
 }
