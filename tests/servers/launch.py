@@ -668,8 +668,8 @@ def parse_args() -> argparse.Namespace:
     if options.sentinel and (options.cluster or (options.tls and not options.tls_only) or options.unix or
                              options.postgres):
         parser.error("--sentinel takes no other mode than --tls-only")
-    if options.toxiproxy and (options.tls or options.tls_only or options.unix):
-        parser.error("--toxiproxy proxies plain TCP ports only")
+    if options.toxiproxy and options.tls_only:
+        parser.error("--toxiproxy proxies the plain TCP ports, which --tls-only leaves closed")
     if options.cluster and options.cluster < 3:
         parser.error("--cluster needs at least 3 masters")
     options.tls = options.tls or options.tls_only
