@@ -1,6 +1,7 @@
 #include "ratewarden/limiter.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "io/callback_thread.hpp"
@@ -86,6 +87,9 @@ Limiter::Limiter(std::string_view policy, std::shared_ptr<Store> store, LimiterO
     escaped_suffixes_.push_back(key_suffix(p, true));
     max_cost_ = std::min(max_cost_, p.capacity());
   }
+  // A new form per limiter, one number per policy: never reused, so an entry matched under it stays matched.
+  static std::atomic<uint64_t> next_form{1};
+  form_ = next_form.fetch_add(policies_.size(), std::memory_order_relaxed);
   store_counts_ = store_->decision_stripes() > 0;
   counts_ = std::make_shared<DecisionCounts>(name_of(options_.name, policy), store_->decision_stripes());
   on_failure_.limit = policies_[0].capacity();
@@ -116,13 +120,13 @@ __attribute__((cold, noinline)) void Limiter::refuse(std::string_view key, int64
 
 std::string Limiter::storage_key(std::string_view key, size_t index) const {
   std::string out;
-  assign_key(out, key, index);
+  assign_key(out, key, index, true);
   return out;
 }
 
 // Reuses the string's storage: after the first call on a thread, building keys allocates nothing.
-void Limiter::assign_key(std::string& out, std::string_view key, size_t index) const {
-  if (needs_escape(key)) {
+void Limiter::assign_key(std::string& out, std::string_view key, size_t index, bool escape) const {
+  if (escape && needs_escape(key)) {
     const std::string& suffix = escaped_suffixes_[index];
     out.resize(key_head_.size() + escaped_size(key) + suffix.size());
     char* p = &out[0];
@@ -142,7 +146,8 @@ void Limiter::assign_key(std::string& out, std::string_view key, size_t index) c
 
 void Limiter::fill_keys(std::string_view key, std::vector<std::string>& keys) const {
   keys.resize(policies_.size());
-  for (size_t i = 0; i < policies_.size(); ++i) assign_key(keys[i], key, i);
+  // A store that takes key parts is given them unescaped, and its whole keys are built the same way.
+  for (size_t i = 0; i < policies_.size(); ++i) assign_key(keys[i], key, i, !store_takes_key_parts_);
 }
 
 namespace {
@@ -169,50 +174,54 @@ DecisionCallback deliver(DecisionCallback done, Completion where) {
 
 }  // namespace
 
-Decision Limiter::hit(std::string_view key, int64_t cost) { return decide(key, cost, Mode::hit); }
-
-Decision Limiter::peek(std::string_view key, int64_t cost) { return decide(key, cost, Mode::peek); }
-
-bool Limiter::takes_parts(std::string_view key) const { return store_takes_key_parts_ && !needs_escape(key); }
-
 StoreCall Limiter::call_for(std::string_view key, int64_t cost, Mode mode, std::vector<std::string>* keys,
                             int64_t mode_arg) const {
-  StoreCall call;
-  call.policies = policies_.data();
-  call.count = policies_.size();
-  call.tag = key;
-  call.cost = cost;
-  call.mode = mode;
-  call.key_head = key_head_;
-  call.key_suffixes = key_suffixes_.data();
-  (mode == Mode::cancel ? call.ticket : call.max_wait_us) = mode_arg;
-  if (store_counts_) call.counts = counts_.get();
-  if (keys != nullptr) {
-    fill_keys(key, *keys);
-    call.keys = keys->data();
-  }
-  return call;
+  if (keys != nullptr) fill_keys(key, *keys);
+  // Every field named at once: "StoreCall call; call.x = ..." zeroes the whole struct first, which g++ does with a
+  // `rep stos` that costs more on the hot path than the rest of building the call (issue 39).
+  return StoreCall{policies_.data(),
+                   keys != nullptr ? keys->data() : nullptr,
+                   policies_.size(),
+                   key,
+                   cost,
+                   mode,
+                   key_head_,
+                   key_suffixes_.data(),
+                   form_,
+                   mode == Mode::cancel ? 0 : mode_arg,
+                   mode == Mode::cancel ? mode_arg : 0,
+                   store_counts_ ? counts_.get() : nullptr};
 }
 
 Decision Limiter::decide(std::string_view key, int64_t cost, Mode mode, int64_t mode_arg) {
   validate(key, cost);
+  // The memory store's hit, in a frame of its own: the path with whole keys and counting here has a larger one.
+  if (!store_takes_key_parts_ || !store_counts_) return decide_with_keys(key, cost, mode, mode_arg);
   try {
-    if (takes_parts(key)) {
-      if (store_counts_) return store_->decide(call_for(key, cost, mode, nullptr, mode_arg));  // no copy
-      const Decision d = store_->decide(call_for(key, cost, mode, nullptr, mode_arg));
-      count(mode, d, cost, false);
-      return d;
-    }
+    return store_->decide(call_for(key, cost, mode, nullptr, mode_arg));
+  } catch (const StoreError&) {  // an in-process store does not fail, but one that did is handled all the same
+    return failed(mode, cost);
+  }
+}
+
+__attribute__((noinline)) Decision Limiter::decide_with_keys(std::string_view key, int64_t cost, Mode mode,
+                                                             int64_t mode_arg) {
+  try {
     // Kept per thread, and touched only here: a thread_local costs a call per use in a shared library.
     thread_local std::vector<std::string> keys;
-    const Decision d = store_->decide(call_for(key, cost, mode, &keys, mode_arg));
+    const Decision d = store_->decide(call_for(key, cost, mode, store_takes_key_parts_ ? nullptr : &keys, mode_arg));
     if (!store_counts_) count(mode, d, cost, false);
     return d;
   } catch (const StoreError&) {
-    if (options_.on_store_error == OnStoreError::raise) throw;
-    count(mode, fallback(mode), cost, true);
-    return fallback(mode);
+    return failed(mode, cost);
   }
+}
+
+// Called in a handler of StoreError only: rethrows it, or counts and returns the fallback decision.
+Decision Limiter::failed(Mode mode, int64_t cost) const {
+  if (options_.on_store_error == OnStoreError::raise) throw;
+  count(mode, fallback(mode), cost, true);
+  return fallback(mode);
 }
 
 void Limiter::count(Mode mode, const Decision& d, int64_t cost, bool fallback) const {
@@ -273,7 +282,7 @@ std::vector<std::string>& now_keys() {
 bool Limiter::hit_now(std::string_view key, int64_t cost, Decision& out) {
   validate(key, cost);
   std::vector<std::string>& keys = now_keys();
-  if (!store_->decide_now(call_for(key, cost, Mode::hit, takes_parts(key) ? nullptr : &keys), out))
+  if (!store_->decide_now(call_for(key, cost, Mode::hit, store_takes_key_parts_ ? nullptr : &keys), out))
     return false;
   if (!store_counts_) count(Mode::hit, out, cost, false);
   return true;
@@ -282,7 +291,7 @@ bool Limiter::hit_now(std::string_view key, int64_t cost, Decision& out) {
 bool Limiter::peek_now(std::string_view key, int64_t cost, Decision& out) {
   validate(key, cost);
   std::vector<std::string>& keys = now_keys();
-  return store_->decide_now(call_for(key, cost, Mode::peek, takes_parts(key) ? nullptr : &keys), out);
+  return store_->decide_now(call_for(key, cost, Mode::peek, store_takes_key_parts_ ? nullptr : &keys), out);
 }
 
 void Limiter::reset(std::string_view key) {
@@ -335,7 +344,7 @@ void Limiter::decide_async(std::string_view key, int64_t cost, Mode mode, Decisi
                            int64_t mode_arg) {
   validate(key, cost);
   std::vector<std::string> keys;
-  const StoreCall call = call_for(key, cost, mode, takes_parts(key) ? nullptr : &keys, mode_arg);
+  const StoreCall call = call_for(key, cost, mode, store_takes_key_parts_ ? nullptr : &keys, mode_arg);
   DecisionCallback answer = deliver(std::move(done), where);
   // The store stays alive until the call completes, even if this limiter does not.
   // The counts go with the call: the limiter may be gone when it is answered.

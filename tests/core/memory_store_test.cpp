@@ -1,5 +1,6 @@
 // The memory store: expiry, the max_keys bound, and exactness under threads.
 #include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -180,6 +181,34 @@ TEST(MemoryStore, KeysInPartsAndWholeKeysAreTheSameEntries) {
   limiter.hit("k");
   EXPECT_EQ(limiter.hit_many({"k"})[0].remaining, 1);
   EXPECT_EQ(limiter.peek("k").remaining, 1);
+}
+
+// Each limiter names its key parts with a form of its own, and an entry matched whole under a form compares only the
+// key under it from then on (StoreCall::form). Limiters of one policy still share a key's state, whichever came
+// first or is gone; a policy whose storage keys have the very same length never shares one.
+TEST(MemoryStore, LimitersOfOnePolicyShareAStateAndOthersNever) {
+  ManualClock clock;
+  auto store = memory_store(clock);
+  auto a = std::make_unique<Limiter>("5/hour", store);
+  Limiter b("5/hour", store), c("6/hour", store);
+  ASSERT_EQ(a->storage_key("k", 0).size(), c.storage_key("k", 0).size());
+  EXPECT_EQ(a->hit("k").remaining, 4);
+  EXPECT_EQ(b.hit("k").remaining, 3);
+  EXPECT_EQ(c.hit("k").remaining, 5);
+  EXPECT_EQ(a->hit("k").remaining, 2);
+  EXPECT_EQ(c.hit("j").remaining, 5);  // another key of the same length
+  EXPECT_EQ(a->hit("j").remaining, 4);
+  EXPECT_EQ(b.hit("kk").remaining, 4);
+  a.reset();
+  Limiter d("5/hour", store);  // made after a is gone: a form never seen, the same state
+  EXPECT_EQ(d.hit("k").remaining, 1);
+  EXPECT_EQ(c.hit("k").remaining, 4);
+  EXPECT_EQ(b.hit("k").remaining, 0);
+  EXPECT_FALSE(d.hit("k").allowed);
+  EXPECT_EQ(c.hit_many({"k"})[0].remaining, 3);  // whole keys find the same entries
+  d.reset("k");
+  EXPECT_EQ(b.hit("k").remaining, 4);
+  EXPECT_EQ(c.peek("k").remaining, 3);
 }
 
 TEST(MemoryStore, AClockBeforeItsOriginStillWorks) {

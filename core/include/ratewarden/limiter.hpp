@@ -56,9 +56,9 @@ class Limiter {
 
   // Consumes `cost` if every policy allows it. Throws InvalidArgument for a bad key or cost and StoreError
   // (with on_store_error = raise) when the store fails.
-  Decision hit(std::string_view key, int64_t cost = 1);
+  Decision hit(std::string_view key, int64_t cost = 1) { return decide(key, cost, Mode::hit); }
   // What hit would decide, consuming nothing.
-  Decision peek(std::string_view key, int64_t cost = 1);
+  Decision peek(std::string_view key, int64_t cost = 1) { return decide(key, cost, Mode::peek); }
   // hit / peek answered at once in-process when the store can (Store::decide_now): true and `out` set; false when
   // the call needs the store (nothing was done). Throws InvalidArgument for a bad key or cost.
   bool hit_now(std::string_view key, int64_t cost, Decision& out);
@@ -116,7 +116,7 @@ class Limiter {
   const std::shared_ptr<Store>& store() const { return store_; }
   // The largest cost a call may ask for: the smallest capacity of the policies.
   int64_t max_cost() const { return max_cost_; }
-  // The storage key of `key` under policy `index` (docs/key-format.md).
+  // The storage key of `key` under policy `index`, as a store shared between processes writes it (docs/key-format.md).
   std::string storage_key(std::string_view key, size_t index) const;
   // Throws InvalidArgument for a key or cost that no call accepts.
   void validate(std::string_view key, int64_t cost) const;
@@ -128,12 +128,11 @@ class Limiter {
   [[noreturn]] void refuse(std::string_view key, int64_t cost) const;  // validate's throw, off the hot path
   // `mode_arg`: StoreCall::max_wait_us for reserve, StoreCall::ticket for cancel.
   Decision decide(std::string_view key, int64_t cost, Mode mode, int64_t mode_arg = 0);
+  Decision decide_with_keys(std::string_view key, int64_t cost, Mode mode, int64_t mode_arg);
+  Decision failed(Mode mode, int64_t cost) const;
   void decide_async(std::string_view key, int64_t cost, Mode mode, DecisionCallback done, Completion where,
                     int64_t mode_arg = 0);
-  // Whether the store is given key parts (StoreCall::key_head...) for `key`, not whole keys: a store that takes
-  // them, and a key written as it is (not escaped).
-  bool takes_parts(std::string_view key) const;
-  // The call for one key, with the whole storage keys built in `keys` unless it is null (takes_parts).
+  // The call for one key, with the whole storage keys built in `keys` unless it is null (the store takes parts).
   StoreCall call_for(std::string_view key, int64_t cost, Mode mode, std::vector<std::string>* keys,
                      int64_t mode_arg = 0) const;
   // Whether `reservation` has a slot this limiter can try to give back (an allowed one with a ticket, one policy).
@@ -146,7 +145,8 @@ class Limiter {
   void count(Mode mode, const Decision& d, int64_t cost, bool fallback) const;
   std::vector<StoreCall> many_calls(const std::vector<std::string_view>& keys, int64_t cost,
                                     std::vector<std::vector<std::string>>& storage) const;
-  void assign_key(std::string& out, std::string_view key, size_t index) const;
+  // escape: a key holding '}' written escaped (docs/key-format.md), as every store shared between processes needs.
+  void assign_key(std::string& out, std::string_view key, size_t index, bool escape) const;
   void fill_keys(std::string_view key, std::vector<std::string>& keys) const;
 
   std::vector<Policy> policies_;
@@ -156,7 +156,10 @@ class Limiter {
   std::vector<std::string> key_suffixes_;  // "}:v<version>:<algorithm>:<limit>:<period_ms>[:<extra>]" per policy
   std::vector<std::string> escaped_suffixes_;  // "}:v<version>e:..." per policy: for keys written escaped
   int64_t max_cost_ = 0;
+  // The store is given key parts (StoreCall::key_head...), never escaped: in one process, "<prefix>:{" + key +
+  // "}:v3:..." names one state without escaping, for the prefix holds no brace, the suffix one, at its start.
   bool store_takes_key_parts_ = false;
+  uint64_t form_ = 0;  // StoreCall::form of key_head_ + key_suffixes_[i]: form_ + i
   // Counts this limiter's decisions; shared with its calls in flight. The store counts them itself (under its
   // locks) when it has stripes for them; else the limiter does, as they are answered.
   std::shared_ptr<DecisionCounts> counts_;

@@ -57,6 +57,7 @@ class MemoryStore final : public InProcessStore {
   // The index of the shard of a user key of this hash: its decisions' stripe (decision_stripes()).
   size_t stripe_of(uint64_t tag_hash) const { return (tag_hash >> 40) & shard_mask_; }
   Decision decide_one(memory::Shard& shard, uint64_t tag_hash, int64_t now, const StoreCall& call);
+  Decision decide_several(memory::Shard& shard, uint64_t tag_hash, int64_t now, const StoreCall& call);
   int64_t now_in(memory::Shard& shard) const;
   // Room for one more entry in `own` (locked by the caller): nothing when under the bound, else an expired entry
   // dropped from any shard, else own's least recently used.

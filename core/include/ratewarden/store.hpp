@@ -49,6 +49,9 @@ struct StoreCall {
   // whose traits say key_parts works from them without the keys ever being built (the memory store's hot path).
   std::string_view key_head;
   const std::string* key_suffixes = nullptr;
+  // With the parts: form + i names key_head + key_suffixes[i] for as long as the process runs (never given to
+  // other contents), or 0. The memory store compares only the tag of a key it has already matched whole under it.
+  uint64_t form = 0;
   // Mode::reserve: the longest wait the caller accepts. Mode::cancel: the reservation's Decision::ticket.
   int64_t max_wait_us = 0;
   int64_t ticket = 0;

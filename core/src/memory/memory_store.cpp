@@ -41,7 +41,7 @@ uint64_t entry_hash(uint64_t tag_hash, const KeyRef& key) {
 // Storage key i of a call: whole, or in the parts the limiter built it from.
 KeyRef key_of(const StoreCall& call, size_t i) {
   if (call.keys != nullptr) return KeyRef{call.keys[i], {}, {}};
-  return KeyRef{call.key_head, call.tag, call.key_suffixes[i]};
+  return KeyRef{call.key_head, call.tag, call.key_suffixes[i], call.form == 0 ? 0 : call.form + i};
 }
 
 bool try_lock(util::Lock& mu) {
@@ -163,8 +163,9 @@ void MemoryStore::insert(Shard& shard, uint64_t hash, const memory::KeyRef& key,
 }
 
 // The common case, without the scratch space of several policies. One return of one named decision: the
-// algorithm writes straight into the caller's result.
-Decision MemoryStore::decide_one(Shard& shard, uint64_t tag_hash, int64_t now, const StoreCall& call) {
+// algorithm writes straight into the caller's result. Inline in decide: one call's frame fewer on every hit.
+__attribute__((always_inline)) inline Decision MemoryStore::decide_one(Shard& shard, uint64_t tag_hash, int64_t now,
+                                                                       const StoreCall& call) {
   const bool hit = call.mode == Mode::hit;
   const KeyRef key = key_of(call, 0);
   const uint64_t hash = entry_hash(tag_hash, key);
@@ -198,12 +199,15 @@ Decision MemoryStore::decide(const StoreCall& call) {
   std::lock_guard<util::Lock> lock(shard.mu);
   // Read inside the lock: time never goes back for the entries of one shard.
   const int64_t now = now_in(shard);
-  const bool hit = charges(call.mode);
-
-  if (call.count == 1 && (call.mode == Mode::hit || call.mode == Mode::peek)) {
+  if (call.count == 1 && (call.mode == Mode::hit || call.mode == Mode::peek))
     return decide_one(shard, tag_hash, now, call);
-  }
+  return decide_several(shard, tag_hash, now, call);
+}
 
+// Every other call: several policies, or a mode that decide_all maps (reserve, cancel, refund).
+__attribute__((noinline)) Decision MemoryStore::decide_several(Shard& shard, uint64_t tag_hash, int64_t now,
+                                                               const StoreCall& call) {
+  const bool hit = charges(call.mode);
   // Scratch space kept per thread: a multi-policy call allocates nothing once the thread has made one.
   thread_local std::vector<Entry*> entries;
   thread_local std::vector<uint64_t> hashes;

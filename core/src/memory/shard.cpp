@@ -14,6 +14,7 @@ Entry* new_entry(uint64_t hash, const KeyRef& key, AlgorithmState&& state, int64
   entry->hash = hash;
   entry->expires_at_us = expires_at_us;
   entry->key_size = static_cast<uint32_t>(key.size());
+  entry->form = key.form;
   entry->state = std::move(state);
   key.copy_to(reinterpret_cast<char*>(entry + 1));
   return entry;
@@ -26,17 +27,8 @@ void delete_entry(Entry* entry) {
 
 }  // namespace
 
-uint64_t KeyRef::last_8_bytes() const {
-  if (tail.size() >= 8 || (tail.empty() && middle.empty() && head.size() >= 8)) {
-    const std::string_view last = tail.size() >= 8 ? tail : head;
-    uint64_t v;
-    std::memcpy(&v, last.data() + last.size() - 8, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-  }
-  // Short or split across pieces: byte by byte, in the same order.
+// A key whose last 8 bytes are not in one piece (a whole key under 8 bytes), byte by byte in the same order.
+uint64_t KeyRef::last_8_bytes_split() const {
   const size_t n = size() < 8 ? size() : 8;
   uint64_t v = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -69,14 +61,6 @@ Shard::~Shard() {
     Entry* next = e->older;
     delete_entry(e);
     e = next;
-  }
-}
-
-Entry* Shard::find(uint64_t hash, const KeyRef& key) const {
-  for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
-    const Slot& s = slots_[i];
-    if (s.entry == nullptr) return nullptr;
-    if (s.hash == hash && key.equals(s.entry->key())) return s.entry;
   }
 }
 
@@ -133,15 +117,13 @@ void Shard::erase(Entry* entry) {
   publish_hint();
 }
 
-bool Shard::set_expiry(Entry* entry, int64_t expires_at_us) {
+bool Shard::set_earlier_expiry(Entry* entry, int64_t expires_at_us) {
   bool earlier = false;
-  if (expires_at_us < entry->expires_at_us) {
-    HeapItem& item = heap_[entry->heap_pos];
-    if (expires_at_us < item.at) {
-      item.at = expires_at_us;
-      heap_up(entry->heap_pos);
-      earlier = publish_hint();
-    }
+  HeapItem& item = heap_[entry->heap_pos];
+  if (expires_at_us < item.at) {
+    item.at = expires_at_us;
+    heap_up(entry->heap_pos);
+    earlier = publish_hint();
   }
   entry->expires_at_us = expires_at_us;
   return earlier;

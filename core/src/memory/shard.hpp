@@ -25,6 +25,9 @@ namespace ratewarden::memory {
 // piece by piece, never joined into one string on the hot path. A whole key is a head alone.
 struct KeyRef {
   std::string_view head, middle, tail;
+  // StoreCall::form of the head and tail (0: none, a whole key): an entry found whole under a form compares only
+  // the middle under it from then on.
+  uint64_t form = 0;
 
   size_t size() const { return head.size() + middle.size() + tail.size(); }
   bool equals(std::string_view stored) const {
@@ -33,10 +36,13 @@ struct KeyRef {
            same(p + head.size() + middle.size(), tail);
   }
   // The key's last (up to) 8 bytes as a little-endian integer.
-  uint64_t last_8_bytes() const;
+  uint64_t last_8_bytes() const {
+    if (tail.size() >= 8) return load_le64(tail.data() + tail.size() - 8);  // a limiter's suffix: always
+    if (tail.empty() && middle.empty() && head.size() >= 8) return load_le64(head.data() + head.size() - 8);
+    return last_8_bytes_split();
+  }
   void copy_to(char* out) const;
 
- private:
   // Inline, in words: a key is a few dozen bytes, and memcmp's call and dispatch cost more than comparing them
   // (three pieces a hit). Overlapping loads cover the ends. An empty piece (whose data() may be null) is not read.
   static bool same(const char* a, std::string_view piece) {
@@ -59,6 +65,15 @@ struct KeyRef {
       return ((load<uint32_t>(a) ^ load<uint32_t>(b)) | (load<uint32_t>(a + n - 4) ^ load<uint32_t>(b + n - 4))) == 0;
     return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
   }
+ private:
+  uint64_t last_8_bytes_split() const;
+  static uint64_t load_le64(const char* p) {
+    uint64_t v = load<uint64_t>(p);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+  }
   template <typename Word>
   static Word load(const char* p) {
     Word w;
@@ -80,9 +95,20 @@ struct Entry {
   int64_t expires_at_us = 0;  // the state no longer matters from then on (an expired entry equals an absent key)
   uint32_t heap_pos = 0;
   uint32_t key_size = 0;
+  uint64_t form = 0;  // a KeyRef::form its key was last found whole under (or inserted with); 0: none
   AlgorithmState state;
 
   std::string_view key() const { return {reinterpret_cast<const char*>(this + 1), key_size}; }
+  // Whether this is the entry of `key`. Under the form this key was last matched whole under, the head and tail are
+  // the same (a form names one head and tail for as long as the process runs): only the size and the middle are
+  // compared.
+  bool is(const KeyRef& k) {
+    if (k.form != 0 && form == k.form)
+      return key_size == k.size() && KeyRef::same(reinterpret_cast<const char*>(this + 1) + k.head.size(), k.middle);
+    if (!k.equals(key())) return false;
+    if (k.form != 0) form = k.form;
+    return true;
+  }
 };
 
 class alignas(64) Shard {
@@ -97,14 +123,25 @@ class alignas(64) Shard {
   util::Lock mu;
   util::FastClock clock;  // read under mu
 
-  // The entry of `key` (expired or not), or null.
-  Entry* find(uint64_t hash, const KeyRef& key) const;
+  // The entry of `key` (expired or not), or null. Inline: it is most of a hit on a hot key.
+  Entry* find(uint64_t hash, const KeyRef& key) const {
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.entry == nullptr) return nullptr;
+      if (s.hash == hash && s.entry->is(key)) return s.entry;
+    }
+  }
   // Adds an entry for a key that has none, as the most recently used. Returns true when the shard's earliest
   // expiry moved earlier (the store's global hint must follow).
   bool insert(uint64_t hash, const KeyRef& key, AlgorithmState&& state, int64_t expires_at_us);
   void erase(Entry* entry);
-  // Records the entry's new expiry; returns true when the shard's earliest expiry moved earlier.
-  bool set_expiry(Entry* entry, int64_t expires_at_us);
+  // Records the entry's new expiry; returns true when the shard's earliest expiry moved earlier. Inline for the
+  // usual case, an expiry that does not move earlier (nothing in the heap moves).
+  bool set_expiry(Entry* entry, int64_t expires_at_us) {
+    if (expires_at_us < entry->expires_at_us) return set_earlier_expiry(entry, expires_at_us);
+    entry->expires_at_us = expires_at_us;
+    return false;
+  }
   // Records a use. The list is not reordered (a hit writes only its own entry, never its neighbours', which
   // other threads' entries would bounce between cores): eviction gives entries used since they were placed a
   // second chance instead.
@@ -132,6 +169,7 @@ class alignas(64) Shard {
     Entry* entry;
   };
 
+  bool set_earlier_expiry(Entry* entry, int64_t expires_at_us);
   size_t slot_of(const Entry* entry) const;
   void grow();
   void unlink(Entry* entry);
