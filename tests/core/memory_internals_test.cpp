@@ -70,5 +70,29 @@ TEST(MemoryInternals, TheFastClockIsSteadyClockToTheMicrosecond) {
   for (auto& t : threads) t.join();
 }
 
+// A counter read before the clock's lock was taken (the memory store reads it first, then hashes and waits for the
+// shard): the time of that read, or the last time given when another caller has moved the clock past it since, so
+// that it never goes back.
+TEST(MemoryInternals, TheFastClockTakesACounterReadEarlier) {
+  FastClock clock;
+  int64_t previous = clock.now_us();
+  // Past the first milliseconds, while the counter's rate is measured and every read is a steady_clock read.
+  for (const int64_t calibrated = monotonic_now_us() + 5000; monotonic_now_us() < calibrated;) previous = clock.now_us();
+  uint64_t stale = FastClock::ticks();
+  for (const int64_t end = monotonic_now_us() + 50000; monotonic_now_us() < end;) {
+    const int64_t before = monotonic_now_us();
+    const uint64_t ticks = FastClock::ticks();
+    const int64_t now = clock.now_us(ticks);
+    const int64_t after = monotonic_now_us();
+    ASSERT_GE(now, before - 1);
+    ASSERT_LE(now, after + 1);
+    ASSERT_GE(now, previous);
+    previous = now;
+    const int64_t again = clock.now_us(stale);  // the previous read, after the clock moved past it
+    ASSERT_EQ(again, previous);
+    stale = ticks;
+  }
+}
+
 }  // namespace
 }  // namespace ratewarden::util

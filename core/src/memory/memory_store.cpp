@@ -194,11 +194,13 @@ __attribute__((always_inline)) inline Decision MemoryStore::decide_one(Shard& sh
 }
 
 Decision MemoryStore::decide(const StoreCall& call) {
+  const uint64_t ticks = own_clock_ ? util::FastClock::ticks() : 0;  // first: the hash runs while it is read
   const uint64_t tag_hash = util::siphash13(*sip_key_, call.tag);
   Shard& shard = shard_for(tag_hash);
   std::lock_guard<util::Lock> lock(shard.mu);
-  // Read inside the lock: time never goes back for the entries of one shard.
-  const int64_t now = now_in(shard);
+  // The time of the call, made no earlier than the last one given under this lock: time never goes back for the
+  // entries of one shard.
+  const int64_t now = own_clock_ ? shard.clock.now_us(ticks) : options_.clock();
   if (call.count == 1 && (call.mode == Mode::hit || call.mode == Mode::peek))
     return decide_one(shard, tag_hash, now, call);
   return decide_several(shard, tag_hash, now, call);

@@ -15,6 +15,11 @@ namespace ratewarden::util {
 class FastClock {
  public:
   int64_t now_us();
+  // The counter, read now: now_us(ticks) later gives the time of this read (no earlier than the last time given).
+  // A caller reads it before work that does not need the time, whose instructions then overlap the read's
+  // latency (the counter read is the slowest instruction of a hit on some CPUs and hypervisors).
+  static uint64_t ticks();
+  int64_t now_us(uint64_t ticks);
 
  private:
   int64_t reanchor();
