@@ -236,7 +236,7 @@ void State::top_up() {
 void State::learn(uint64_t hash, const CallRef& ref, int64_t lease, int64_t charged, const Decision& d, int64_t sent,
                   uint64_t seq) {
   Knowledge::Shard& shard = known().shard_of(hash);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  std::lock_guard<util::Lock> lock(shard.mu);
   if (invalidations.load() != seq) return;
   const int64_t t = now();
   Entry* e = Knowledge::find(shard, hash, ref);
@@ -265,7 +265,7 @@ void State::learn(uint64_t hash, const CallRef& ref, int64_t lease, int64_t char
 
 void State::end_top_up(uint64_t hash, const CallRef& ref) {
   Knowledge::Shard& shard = known().shard_of(hash);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  std::lock_guard<util::Lock> lock(shard.mu);
   if (Entry* e = Knowledge::find(shard, hash, ref)) e->topping_up = false;
 }
 
@@ -326,7 +326,7 @@ class HybridStore final : public Store {
     if (call.mode == Mode::reserve || call.mode == Mode::cancel || call.mode == Mode::refund) return false;
     const CallRef ref{call.tag, call.keys, call.count};
     Knowledge::Shard& shard = known.shard_of(hash);
-    std::lock_guard<std::mutex> lock(shard.mu);
+    std::lock_guard<util::Lock> lock(shard.mu);
     const int64_t monotonic = shard.clock.now_us();
     if (!s.fresh(monotonic) || s.closed) return false;  // a closed store answers nothing: its calls fail
     const int64_t now = s.options.clock ? s.options.clock() : monotonic;

@@ -4,12 +4,24 @@
 
 namespace ratewarden::hybrid {
 
-// At most max_entries in all: no more shards than entries, and each shard's share rounded down.
+namespace {
+
+// At most max_entries shards (no more shards than entries), and a power of two of them (placed by a mask).
+int64_t shard_count(int64_t max_entries, int shards) {
+  int64_t n = 1;
+  while (n * 2 <= std::min<int64_t>(shards, max_entries)) n *= 2;
+  return n;
+}
+
+}  // namespace
+
+// At most max_entries in all: each shard's share rounded down.
 Knowledge::Knowledge(int64_t max_entries, int shards)
     : max_entries_(max_entries),
-      per_shard_(max_entries / std::min<int64_t>(shards, max_entries)),
-      hash_key_(util::random_sip_key()) {
-  for (int64_t i = 0; i < std::min<int64_t>(shards, max_entries); ++i) shards_.push_back(std::make_unique<Shard>());
+      per_shard_(max_entries / shard_count(max_entries, shards)),
+      hash_key_(util::random_sip_key()),
+      shard_mask_(static_cast<size_t>(shard_count(max_entries, shards)) - 1) {
+  for (size_t i = 0; i <= shard_mask_; ++i) shards_.push_back(std::make_unique<Shard>());
 }
 
 namespace {
@@ -66,7 +78,7 @@ Entry& Knowledge::find_or_add(Shard& shard, uint64_t hash, const CallRef& call, 
 int64_t Knowledge::forget(std::string_view tag) {
   const uint64_t h = hash(tag);
   Shard& shard = shard_of(h);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  std::lock_guard<util::Lock> lock(shard.mu);
   auto it = shard.by_hash.find(h);
   if (it == shard.by_hash.end()) return 0;
   const int64_t before = shard.entries;
@@ -77,7 +89,7 @@ int64_t Knowledge::forget(std::string_view tag) {
 int64_t Knowledge::forget_all() {
   int64_t n = 0;
   for (auto& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard->mu);
+    std::lock_guard<util::Lock> lock(shard->mu);
     n += shard->entries;
     shard->by_hash.clear();
     shard->entries = 0;
@@ -86,8 +98,8 @@ int64_t Knowledge::forget_all() {
 }
 
 int64_t Knowledge::sweep_next(int64_t now) {
-  Shard& shard = *shards_[next_sweep_++ % shards_.size()];
-  std::lock_guard<std::mutex> lock(shard.mu);
+  Shard& shard = *shards_[next_sweep_++ & shard_mask_];
+  std::lock_guard<util::Lock> lock(shard.mu);
   int64_t unspent = 0;
   for (auto it = shard.by_hash.begin(); it != shard.by_hash.end();) {
     it = drop_if(shard, it, [now, &unspent](const Entry& x) {
@@ -102,7 +114,7 @@ int64_t Knowledge::sweep_next(int64_t now) {
 std::pair<int64_t, int64_t> Knowledge::local_answers() {
   std::pair<int64_t, int64_t> out{0, 0};
   for (auto& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard->mu);
+    std::lock_guard<util::Lock> lock(shard->mu);
     out.first += shard->local_denials;
     out.second += shard->local_allows;
   }
@@ -112,7 +124,7 @@ std::pair<int64_t, int64_t> Knowledge::local_answers() {
 int64_t Knowledge::size() {
   int64_t n = 0;
   for (auto& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard->mu);
+    std::lock_guard<util::Lock> lock(shard->mu);
     n += shard->entries;
   }
   return n;
