@@ -11,11 +11,16 @@ function median(values) {
 }
 
 // Runs every measure once per round, interleaved (the machine is shared by the server, the clients and the load
-// generator: measures taken side by side see the same noise), and returns each one's values, round by round.
+// generator: measures taken side by side see the same noise), and returns each one's values, round by round. Each
+// round starts one measure further on, so that no measure always runs right after the same one (and its garbage).
 async function interleaved(measures, rounds = ROUNDS) {
-  const results = Object.fromEntries(Object.keys(measures).map((k) => [k, []]));
+  const names = Object.keys(measures);
+  const results = Object.fromEntries(names.map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
-    for (const [name, measure] of Object.entries(measures)) results[name].push(await measure());
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(r + i) % names.length];
+      results[name].push(await measures[name]());
+    }
   }
   return results;
 }
