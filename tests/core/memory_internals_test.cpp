@@ -1,4 +1,5 @@
 // The keyed hash and the clock of the memory store and the hybrid knowledge (core/src/util/).
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -6,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "hybrid/knowledge.hpp"
 #include "util/fast_clock.hpp"
 #include "util/siphash.hpp"
 #include "ratewarden/clock.hpp"
@@ -94,6 +96,24 @@ TEST(MemoryInternals, TheFastClockTakesACounterReadEarlier) {
     ASSERT_LE(again, monotonic_now_us() + 1);
     previous = again;
     stale = ticks;
+  }
+}
+
+
+// The hybrid knowledge holds local_keys entries, also where its shards (a power of two) do not divide the bound: a
+// flood of distinct keys fills every shard's share, and no more.
+TEST(MemoryInternals, TheHybridKnowledgeHoldsItsWholeBound) {
+  for (const int64_t bound : {1, 3, 48, 63, 100, 500}) {
+    hybrid::Knowledge known(bound, 64);
+    const std::string keys[] = {"rw:{k}:v3:fixed_window:1:1000"};  // which storage keys does not matter here
+    for (int i = 0; i < 20000; ++i) {
+      const std::string tag = "user:" + std::to_string(i);
+      const uint64_t hash = known.hash(tag);
+      hybrid::Knowledge::Shard& shard = known.shard_of(hash);
+      std::lock_guard<Lock> lock(shard.mu);
+      known.find_or_add(shard, hash, hybrid::CallRef{tag, keys, 1}, 0);  // at time 0 every entry is of no use
+    }
+    EXPECT_EQ(known.size(), bound);
   }
 }
 
