@@ -15,13 +15,17 @@ int64_t shard_count(int64_t max_entries, int shards) {
 
 }  // namespace
 
-// At most max_entries in all: each shard's share rounded down.
+// max_entries in all: each shard's share rounded down, and what is left one more each to the first shards (a power
+// of two of them need not divide max_entries).
 Knowledge::Knowledge(int64_t max_entries, int shards)
     : max_entries_(max_entries),
-      per_shard_(max_entries / shard_count(max_entries, shards)),
       hash_key_(util::random_sip_key()),
       shard_mask_(static_cast<size_t>(shard_count(max_entries, shards)) - 1) {
-  for (size_t i = 0; i <= shard_mask_; ++i) shards_.push_back(std::make_unique<Shard>());
+  const int64_t n = static_cast<int64_t>(shard_mask_) + 1;
+  for (int64_t i = 0; i < n; ++i) {
+    shards_.push_back(std::make_unique<Shard>());
+    shards_.back()->capacity = max_entries / n + (i < max_entries % n ? 1 : 0);
+  }
 }
 
 namespace {
@@ -55,11 +59,11 @@ Entry* Knowledge::find(Shard& shard, uint64_t hash, const CallRef& call) {
 
 Entry& Knowledge::find_or_add(Shard& shard, uint64_t hash, const CallRef& call, int64_t now) {
   if (Entry* e = find(shard, hash, call)) return *e;
-  if (shard.entries >= per_shard_) {
+  if (shard.entries >= shard.capacity) {
     const auto useless = [now](const Entry& x) { return x.expires <= now && !x.topping_up; };
-    for (auto it = shard.by_hash.begin(); it != shard.by_hash.end() && shard.entries >= per_shard_;)
+    for (auto it = shard.by_hash.begin(); it != shard.by_hash.end() && shard.entries >= shard.capacity;)
       it = drop_if(shard, it, useless);
-    if (shard.entries >= per_shard_) {
+    if (shard.entries >= shard.capacity) {
       // Every entry is of use: one table entry goes (the table's first; a cache forgets, it never lies).
       auto it = shard.by_hash.begin();
       evictions_ += static_cast<int64_t>(it->second.size());

@@ -66,6 +66,7 @@ class Knowledge {
     util::Lock mu;  // one word, locked and unlocked inline: on every local answer's path
     Table by_hash;
     int64_t entries = 0;
+    int64_t capacity = 0;  // this shard's share of max_entries
     // Counted under the lock already held (no shared counter for threads to bounce between cores).
     int64_t local_denials = 0;
     int64_t local_allows = 0;
@@ -104,7 +105,6 @@ class Knowledge {
 
  private:
   const int64_t max_entries_;
-  const int64_t per_shard_;
   const util::SipKey hash_key_;
   std::vector<std::unique_ptr<Shard>> shards_;  // a power of two of them
   const size_t shard_mask_;

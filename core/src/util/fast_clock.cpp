@@ -105,8 +105,10 @@ int64_t FastClock::now_us(uint64_t ticks) {
   const uint64_t since = ticks - ticks_;  // a counter that went back wraps to a huge value: re-anchor
   if (since >= span_ticks_) {
     // Read before the latest anchor (by a caller that waited for this clock's lock meanwhile): no later than the
-    // time already given.
-    if (span_ticks_ != 0 && static_cast<int64_t>(since) < 0 && static_cast<int64_t>(since) > -(int64_t{1} << 40))
+    // time already given. Told apart from a counter that went back by the counter now, past the anchor only in the
+    // first case (one more read, on this rare path): answering the floor until a counter gone back caught up with
+    // the anchor would stop this clock for as long.
+    if (span_ticks_ != 0 && static_cast<int64_t>(since) < 0 && static_cast<int64_t>(__rdtsc() - ticks_) >= 0)
       return floor_us_;
     return reanchor();
   }
