@@ -77,13 +77,13 @@ using AlgorithmState = detail::VariantOf<void RATEWARDEN_ALGORITHMS(RATEWARDEN_S
 
 // The state of an absent key of `algorithm`.
 AlgorithmState fresh_state(Algorithm algorithm);
-// Runs policy.algorithm's function on `state`, which must hold that algorithm's alternative (the storage key names
-// the algorithm). Inline, and unchecked: it is on every hit's path.
+// Runs policy.algorithm's function on `state`, which holds that algorithm's alternative (the storage key names the
+// algorithm; std::bad_variant_access for a caller that broke that). Inline: it is on every hit's path.
 inline int64_t evaluate(AlgorithmState& state, int64_t now_us, const Policy& policy, int64_t cost, Mode mode,
                         Decision& decision) {
   switch (policy.algorithm) {
 #define RATEWARDEN_EVALUATE(name, State, option, fast) \
-  case Algorithm::name: return name(*std::get_if<State>(&state), now_us, policy, cost, mode, decision);
+  case Algorithm::name: return name(std::get<State>(state), now_us, policy, cost, mode, decision);
     RATEWARDEN_ALGORITHMS(RATEWARDEN_EVALUATE)
 #undef RATEWARDEN_EVALUATE
   }
