@@ -126,22 +126,20 @@ std::string Limiter::storage_key(std::string_view key, size_t index) const {
 
 // Reuses the string's storage: after the first call on a thread, building keys allocates nothing.
 void Limiter::assign_key(std::string& out, std::string_view key, size_t index, bool escape) const {
-  if (escape && needs_escape(key)) {
-    const std::string& suffix = escaped_suffixes_[index];
-    out.resize(key_head_.size() + escaped_size(key) + suffix.size());
-    char* p = &out[0];
-    std::memcpy(p, key_head_.data(), key_head_.size());
-    p = write_escaped(p + key_head_.size(), key);
-    std::memcpy(p, suffix.data(), suffix.size());
-    return;
-  }
-  const std::string& suffix = key_suffixes_[index];
+  const bool escaped = escape && needs_escape(key);
+  const std::string& suffix = escaped ? escaped_suffixes_[index] : key_suffixes_[index];
   // One resize and three copies: a few ns less than assign + append + append on the hot path.
-  out.resize(key_head_.size() + key.size() + suffix.size());
+  out.resize(key_head_.size() + (escaped ? escaped_size(key) : key.size()) + suffix.size());
   char* p = &out[0];
   std::memcpy(p, key_head_.data(), key_head_.size());
-  std::memcpy(p + key_head_.size(), key.data(), key.size());
-  std::memcpy(p + key_head_.size() + key.size(), suffix.data(), suffix.size());
+  p += key_head_.size();
+  if (escaped) {
+    p = write_escaped(p, key);
+  } else {
+    std::memcpy(p, key.data(), key.size());
+    p += key.size();
+  }
+  std::memcpy(p, suffix.data(), suffix.size());
 }
 
 void Limiter::fill_keys(std::string_view key, std::vector<std::string>& keys) const {

@@ -30,15 +30,6 @@ RedisServer& tls_server() {
   return s;
 }
 
-int thread_count() {
-  int n = 0;
-  DIR* d = opendir("/proc/self/task");
-  while (dirent* e = readdir(d))
-    if (e->d_name[0] != '.') ++n;
-  closedir(d);
-  return n;
-}
-
 // The library's I/O thread ("ratewarden-io") asleep in epoll_wait, as /proc/self/task tells (the kernel's wait
 // channel when it shows one, else the thread's state): waited for, for at most 30 s.
 bool io_thread_asleep() {
@@ -240,7 +231,7 @@ TEST(Timeouts, EveryCallEndsWithinTheTimeoutWhateverIsInFlight) {
 TEST(Flood, AHundredThousandCallsInFlightHoldNoThread) {
   Limiter limiter("1000000/minute", open_store(tls_server().url() + "?timeout=30s&prefix=flood"));
   limiter.hit("warm-up");  // the library's threads start with the first network call
-  const int threads = thread_count();
+  const int threads = proc_entries("/proc/self/task");
   constexpr int kCalls = 100000;
   Countdown all(kCalls);
   std::atomic<int> allowed{0};
@@ -251,10 +242,10 @@ TEST(Flood, AHundredThousandCallsInFlightHoldNoThread) {
                         all.done();
                       },
                       Completion::any_thread);
-  EXPECT_EQ(thread_count(), threads);
+  EXPECT_EQ(proc_entries("/proc/self/task"), threads);
   ASSERT_TRUE(all.wait_for(std::chrono::seconds(60)));
   EXPECT_EQ(allowed.load(), kCalls);
-  EXPECT_EQ(thread_count(), threads);
+  EXPECT_EQ(proc_entries("/proc/self/task"), threads);
 }
 
 TEST(Threads, ASynchronousCallOnTheIoThreadIsRefusedNotADeadlock) {

@@ -13,8 +13,6 @@
 //   - nothing leaks: descriptors, threads and memory come back to what they were once the store is closed, and every
 //     call was answered and counted by the store (none left in flight).
 // One ctest entry per store (tests/core/CMakeLists.txt): the cases of one store share its servers.
-#include <dirent.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -115,15 +113,6 @@ class PostgresTarget final : public Target {
 
 // ---- What the process holds ----
 
-int entries(const char* dir) {
-  int n = 0;
-  DIR* d = opendir(dir);
-  while (dirent* e = readdir(d))
-    if (e->d_name[0] != '.') ++n;
-  closedir(d);
-  return n;
-}
-
 struct Census {
   int fds = 0;
   int threads = 0;
@@ -132,14 +121,9 @@ struct Census {
 
 Census census() {
   Census c;
-  c.fds = entries("/proc/self/fd");
-  c.threads = entries("/proc/self/task");
-  long pages = 0, resident = 0;
-  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(f);
-  }
-  c.rss_kb = resident * (sysconf(_SC_PAGESIZE) / 1024);
+  c.fds = proc_entries("/proc/self/fd");
+  c.threads = proc_entries("/proc/self/task");
+  c.rss_kb = resident_kib();
   return c;
 }
 

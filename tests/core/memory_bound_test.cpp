@@ -3,7 +3,6 @@
 // the ThreadSanitizer subset, whose filter matches "MemoryStore".)
 #include <time.h>
 
-#include <fstream>
 #include <functional>
 #include <random>
 #include <string>
@@ -69,14 +68,6 @@ TEST(MemoryBound, KeysPiledIntoOneShardAreRemembered) {
   EXPECT_EQ(allowed_count(limiter, piled), 0);
   EXPECT_EQ(store->stats().keys, 20000);
   EXPECT_EQ(store->stats().evictions, 0);
-}
-
-int64_t resident_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
-  return -1;
 }
 
 // AddressSanitizer keeps freed memory in quarantine, so RSS says nothing there, and every call costs ~10x: under it

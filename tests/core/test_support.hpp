@@ -1,10 +1,12 @@
 // Helpers shared by the core test suites.
 #pragma once
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdint>
+#include <fstream>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -64,6 +66,25 @@ inline void expect_hit_many_in_order(Limiter& limiter, const std::string& name, 
   for (int i = 0; i < distinct; ++i) limiter.reset(keys[i]);
   const std::vector<Decision> d = limiter.hit_many(views);
   for (int i = 0; i < 3 * distinct; ++i) EXPECT_EQ(d[i].allowed, i < 2 * distinct) << name << ", call " << i;
+}
+
+// What /proc says of this process: the entries of one of its directories (/proc/self/fd: its descriptors;
+// /proc/self/task: its threads), and its resident memory in KiB.
+inline int proc_entries(const char* dir) {
+  int n = 0;
+  DIR* d = opendir(dir);
+  while (dirent* e = readdir(d))
+    if (e->d_name[0] != '.') ++n;
+  closedir(d);
+  return n;
+}
+
+inline int64_t resident_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+  return -1;
 }
 
 }  // namespace ratewarden::testing

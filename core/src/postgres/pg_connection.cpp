@@ -108,10 +108,15 @@ void PgConnection::continue_connect() {
 // The schema's version, read once per store and process. No version table (a new database, or a schema from
 // before version 4) reads as 0; so does any other error, which the set-up then reports.
 void PgConnection::start_check() {
-  if (pq_.sendQuery(conn_, shared_.version_sql.c_str()) == 0)
-    return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
-  state_ = State::checking;
   found_version_ = 0;
+  send_schema_query(shared_.version_sql, State::checking);
+}
+
+// One query of the schema step, in the simple protocol; its results are read in state `next`.
+void PgConnection::send_schema_query(const std::string& sql, State next) {
+  if (pq_.sendQuery(conn_, sql.c_str()) == 0)
+    return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
+  state_ = next;
   dirty_ = true;
   loop_.mark_dirty(this);
 }
@@ -150,12 +155,8 @@ void PgConnection::read_check() {
 
 // Creates or upgrades the schema: one simple-protocol query, hence one transaction, bounded by connect_timeout.
 void PgConnection::start_setup() {
-  if (pq_.sendQuery(conn_, shared_.setup_sql.c_str()) == 0)
-    return server_failed(ErrorCode::store_unavailable, shared_.name + ": " + server_message());
-  state_ = State::setting_up;
   setup_error_.clear();
-  dirty_ = true;
-  loop_.mark_dirty(this);
+  send_schema_query(shared_.setup_sql, State::setting_up);
 }
 
 void PgConnection::read_setup() {

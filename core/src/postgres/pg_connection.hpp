@@ -78,6 +78,7 @@ class PgConnection final : public IoHandler, public Flushable {
   void start_connect();
   void continue_connect();
   void start_check();
+  void send_schema_query(const std::string& sql, State next);
   void read_check();
   void start_setup();
   void read_setup();
