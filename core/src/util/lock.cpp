@@ -1,9 +1,12 @@
 #include "util/lock.hpp"
 
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <thread>
 
 namespace ratewarden::util {
@@ -15,10 +18,8 @@ static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<u
 // A lock is held for one decision (well under a microsecond): a short spin usually outlasts it, and costs less
 // than a sleep and a wake.
 constexpr int kSpins = 100;
-
-void futex(std::atomic<uint32_t>& word, int op, uint32_t value) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), op, value, nullptr, nullptr, 0);
-}
+// Without membarrier an unlock's wake can be missed: a sleeper then checks again this often.
+constexpr long kFallbackSleepNs = 1000000;
 
 inline void relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -28,17 +29,37 @@ inline void relax() {
 #endif
 }
 
+long membarrier(int command) { return syscall(SYS_membarrier, command, 0, 0); }
+
+// A full memory barrier on every CPU that runs a thread of this process, or false where the kernel refuses it. The
+// process registers on first use (inherited by a fork's child; once registered, a call costs about 0.2 us plus an
+// interrupt per CPU running another of its threads).
+bool barrier_everywhere() {
+  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return true;
+  if (errno != EPERM || membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) return false;
+  return membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
+}
+
+// Sleeps while the word is 1 (returns at once if it is not), at most `timeout` when one is given.
+void wait_while_held(std::atomic<uint32_t>& word, const timespec* timeout) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, 1, timeout, nullptr, 0);
+}
+
 }  // namespace
 
 void Lock::lock_contended() {
   for (int i = 0; i < kSpins; ++i) {
     relax();
-    if (state_.load(std::memory_order_relaxed) == 0 && try_lock()) return;
+    if (held_.load(std::memory_order_relaxed) == 0 && try_lock()) return;
   }
-  // From here on the word says kWaited while this thread may sleep, so that the holder's unlock wakes one.
-  while (state_.exchange(kWaited, std::memory_order_acquire) != 0) futex(state_, FUTEX_WAIT_PRIVATE, kWaited);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  // From here on, every unlock either has its store seen by the try_lock below or reads the count above.
+  static const timespec fallback{0, kFallbackSleepNs};
+  const timespec* timeout = barrier_everywhere() ? nullptr : &fallback;
+  while (!try_lock()) wait_while_held(held_, timeout);
+  sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void Lock::wake_one() { futex(state_, FUTEX_WAKE_PRIVATE, 1); }
+void Lock::wake_one() { syscall(SYS_futex, reinterpret_cast<uint32_t*>(&held_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0); }
 
 }  // namespace ratewarden::util

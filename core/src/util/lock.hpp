@@ -1,7 +1,16 @@
-// A mutex in one word, whose uncontended lock and unlock are one atomic instruction each, inline: std::mutex's are
-// calls into glibc that check the mutex's kind first, about 50 instructions a pair on the memory store's hot path
-// (bench/hit_instructions). Contended, a waiter spins briefly, then sleeps on a futex (Drepper, "Futexes Are
-// Tricky", mutex 3). Meets Lockable, for std::lock_guard.
+// A mutex whose uncontended lock is one atomic instruction and whose unlock is a plain store and a load, inline:
+// std::mutex's are calls into glibc that check the mutex's kind first, about 50 instructions a pair on the memory
+// store's hot path (bench/hit_instructions). Contended, a waiter spins briefly, then sleeps on a futex.
+//
+// Why the unlock is not an atomic exchange: on x86 any locked instruction waits for every earlier store to reach the
+// cache, and a hit's unlock comes right after the hit's own stores (bench/memory_store_bench: the lock and unlock were
+// a quarter of a hit on a hot key). Instead the unlock stores 0, then reads whether anyone sleeps, with no fence
+// between: it may read before its store is seen. The waiter pays for that (an asymmetric Dekker pair): it counts
+// itself in `sleepers_`, then runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), a full barrier on every CPU running
+// a thread of this process. After it, every unlock either had its store seen (the waiter finds the lock free and
+// takes it) or reads the count after it (and wakes a sleeper). Where membarrier is refused (a kernel without it, a
+// seccomp filter), a waiter sleeps at most kFallbackSleepNs at a time, so a missed wake costs that, never a hang.
+// Meets Lockable, for std::lock_guard.
 #pragma once
 
 #include <atomic>
@@ -12,26 +21,24 @@ namespace ratewarden::util {
 class Lock {
  public:
   void lock() {
-    uint32_t expected = 0;
-    if (!state_.compare_exchange_strong(expected, kHeld, std::memory_order_acquire, std::memory_order_relaxed))
-      lock_contended();
+    if (!try_lock()) lock_contended();
   }
   bool try_lock() {
     uint32_t expected = 0;
-    return state_.compare_exchange_strong(expected, kHeld, std::memory_order_acquire, std::memory_order_relaxed);
+    return held_.compare_exchange_strong(expected, 1, std::memory_order_acquire, std::memory_order_relaxed);
   }
   void unlock() {
-    if (state_.exchange(0, std::memory_order_release) == kWaited) wake_one();
+    held_.store(0, std::memory_order_release);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler keeps the read after the store; the CPU may not
+    if (sleepers_.load(std::memory_order_relaxed) != 0) wake_one();
   }
 
  private:
-  static constexpr uint32_t kHeld = 1;
-  static constexpr uint32_t kWaited = 2;  // held, and a thread may be asleep on it
-
   void lock_contended();
   void wake_one();
 
-  std::atomic<uint32_t> state_{0};
+  std::atomic<uint32_t> held_{0};      // the futex word: 1 while held
+  std::atomic<uint32_t> sleepers_{0};  // threads past their spin, which may be asleep on held_
 };
 
 }  // namespace ratewarden::util
