@@ -97,31 +97,19 @@ int64_t FastClock::reanchor() {
   return floor_us_;
 }
 
-uint64_t FastClock::ticks() { return __rdtsc(); }
-
 int64_t FastClock::now_us() { return now_us(__rdtsc()); }
 
-int64_t FastClock::now_us(uint64_t ticks) {
-  const uint64_t since = ticks - ticks_;  // a counter that went back wraps to a huge value: re-anchor
-  if (since >= span_ticks_) {
-    // Read before the latest anchor (by a caller that waited for this clock's lock meanwhile): no later than the
-    // time already given. Told apart from a counter that went back by the counter now, past the anchor only in the
-    // first case (one more read, on this rare path): answering the floor until a counter gone back caught up with
-    // the anchor would stop this clock for as long.
-    if (span_ticks_ != 0 && static_cast<int64_t>(since) < 0 && static_cast<int64_t>(__rdtsc() - ticks_) >= 0)
-      return floor_us_;
-    return reanchor();
-  }
-  const int64_t us = (ns_ + static_cast<int64_t>((since * ns_per_tick_q32_) >> 32)) / 1000;
-  if (us > floor_us_) floor_us_ = us;
-  return floor_us_;
+int64_t FastClock::past_span(uint64_t since) {
+  // Read before the latest anchor (by a caller that waited for this clock's lock meanwhile): no later than the time
+  // already given. Told apart from a counter that went back by the counter now, past the anchor only in the first
+  // case (one more read, on this rare path): answering the floor until a counter gone back caught up with the
+  // anchor would stop this clock for as long.
+  if (span_ticks_ != 0 && static_cast<int64_t>(since) < 0 && static_cast<int64_t>(__rdtsc() - ticks_) >= 0)
+    return floor_us_;
+  return reanchor();
 }
 
 #else
-
-uint64_t FastClock::ticks() { return 0; }
-
-int64_t FastClock::now_us(uint64_t) { return now_us(); }
 
 int64_t FastClock::now_us() {
   const int64_t us = monotonic_now_us();
