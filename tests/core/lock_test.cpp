@@ -4,6 +4,7 @@
 #include <linux/filter.h>
 #include <linux/membarrier.h>
 #include <linux/seccomp.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -130,6 +131,47 @@ TEST(Lock, WithoutMembarrierWaitersStillGetIt) {
   ASSERT_TRUE(wait_for([&] { return waitpid(child, &status, WNOHANG) == child; })) << "the child hung";
   ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
   EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no seccomp filter; 3: membarrier not refused; 4: a waiter was lost";
+}
+
+// A child forked while a thread of its parent waited on a lock inherits that waiter's count, but not the thread:
+// its unlocks must not go on calling futex(FUTEX_WAKE) for a sleeper that is not there (a system call on every
+// unlock of that lock, for the child's life). The child runs under a seccomp filter that kills it on any futex call.
+TEST(Lock, AForkedChildDropsItsParentsWaiters) {
+  Lock lock;
+  lock.lock();
+  std::atomic<pid_t> tid{0};
+  std::thread waiter([&] {
+    tid = static_cast<pid_t>(syscall(SYS_gettid));
+    std::lock_guard<Lock> hold(lock);
+  });
+  const bool slept = wait_for([&] { return tid.load() != 0 && asleep(tid.load()); });
+  const pid_t child = slept ? fork() : -1;
+  if (child == 0) {
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog program{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
+      std::_Exit(2);
+    lock.unlock();  // this thread held it at the fork: it is the child's to let go
+    for (int i = 0; i < 3; ++i) {
+      lock.lock();
+      lock.unlock();
+    }
+    std::_Exit(0);
+  }
+  lock.unlock();
+  waiter.join();
+  ASSERT_TRUE(slept) << "the waiter never fell asleep";
+  ASSERT_GE(child, 0);
+  int status = 0;
+  ASSERT_TRUE(wait_for([&] { return waitpid(child, &status, WNOHANG) == child; })) << "the child hung";
+  ASSERT_FALSE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) << "the child's unlock woke its parent's waiter";
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no seccomp filter";
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ class Knowledge {
   // of any other key with the same 64-bit hash (which clients cannot aim at without the process's random key).
   using Table = std::unordered_map<uint64_t, std::vector<Entry>>;
   struct Shard {
-    util::Lock mu;  // one word, locked and unlocked inline: on every local answer's path
+    util::Lock mu;  // locked and unlocked inline: on every local answer's path
     Table by_hash;
     int64_t entries = 0;
     int64_t capacity = 0;  // this shard's share of max_entries

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <thread>
 
+#include "io/fork_guard.hpp"
+
 namespace ratewarden::util {
 namespace {
 
@@ -45,6 +47,10 @@ void wait_while_held(std::atomic<uint32_t>& word, const timespec* timeout) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, 1, timeout, nullptr, 0);
 }
 
+// The high half of a sleepers' count made in this process.
+uint64_t this_process() { return fork_generation() << 32; }
+constexpr uint64_t kProcess = ~uint64_t{0xFFFFFFFF};
+
 }  // namespace
 
 void Lock::lock_contended() {
@@ -52,7 +58,12 @@ void Lock::lock_contended() {
     relax();
     if (held_.load(std::memory_order_relaxed) == 0 && try_lock()) return;
   }
-  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  watch_forks();  // before a count exists that a fork could copy: the child's generation then moves on
+  const uint64_t mine = this_process();
+  uint64_t count = sleepers_.load(std::memory_order_relaxed);
+  while (!sleepers_.compare_exchange_weak(count, ((count & kProcess) == mine ? count : mine) + 1,
+                                          std::memory_order_seq_cst, std::memory_order_relaxed)) {
+  }
   // From here on, every unlock either has its store seen by the try_lock below or reads the count above.
   static const timespec fallback{0, kFallbackSleepNs};
   const timespec* timeout = barrier_everywhere() ? nullptr : &fallback;
@@ -60,6 +71,16 @@ void Lock::lock_contended() {
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void Lock::wake_one() { syscall(SYS_futex, reinterpret_cast<uint32_t*>(&held_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0); }
+void Lock::wake_one() {
+  uint64_t count = sleepers_.load(std::memory_order_relaxed);
+  const uint64_t mine = this_process();
+  if ((count & kProcess) != mine) {
+    // Counted by a parent's threads before a fork (none of them is here), and by no thread of this process since,
+    // which would have made the count its own: as good as 0. Reset, so that unlocks skip this call again.
+    sleepers_.compare_exchange_strong(count, mine, std::memory_order_relaxed);
+    return;
+  }
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&held_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
 
 }  // namespace ratewarden::util

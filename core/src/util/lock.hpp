@@ -30,7 +30,7 @@ class Lock {
   void unlock() {
     held_.store(0, std::memory_order_release);
     std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler keeps the read after the store; the CPU may not
-    if (sleepers_.load(std::memory_order_relaxed) != 0) wake_one();
+    if (static_cast<uint32_t>(sleepers_.load(std::memory_order_relaxed)) != 0) wake_one();
   }
 
  private:
@@ -38,7 +38,9 @@ class Lock {
   void wake_one();
 
   std::atomic<uint32_t> held_{0};      // the futex word: 1 while held
-  std::atomic<uint32_t> sleepers_{0};  // threads past their spin, which may be asleep on held_
+  // Low half: the threads past their spin, which may be asleep on held_. High half: the process they are in (its
+  // fork generation), as a forked child inherits the count but not the threads: it drops a count not its own.
+  std::atomic<uint64_t> sleepers_{0};
 };
 
 }  // namespace ratewarden::util
