@@ -21,9 +21,12 @@ struct InheritedFds {
   std::vector<int> fds;
 };
 alignas(InheritedFds) unsigned char fds_storage[sizeof(InheritedFds)];
-InheritedFds* fds_ = nullptr;  // never destroyed: fork handlers and the I/O thread may run during exit
+// Never destroyed: fork handlers and the I/O thread may run during exit. Atomic: the thread that made it may not be
+// the one whose fork() runs the handlers (glibc's own lock around its handler list orders the two, but nothing the
+// C++ memory model or TSan can see).
+std::atomic<InheritedFds*> fds_{nullptr};
 
-InheritedFds& fds() { return *fds_; }
+InheritedFds& fds() { return *fds_.load(std::memory_order_acquire); }
 
 std::atomic<ForkSafeMutex*> all_mutexes{nullptr};
 
@@ -56,7 +59,7 @@ uint64_t fork_generation() { return generation.load(std::memory_order_acquire); 
 
 void watch_forks() {
   static const bool registered = [] {
-    fds_ = new (fds_storage) InheritedFds();
+    fds_.store(new (fds_storage) InheritedFds(), std::memory_order_release);
     pthread_atfork(&prepare, &in_parent, &in_child);
     return true;
   }();
