@@ -29,7 +29,8 @@ class Lock {
   }
   void unlock() {
     held_.store(0, std::memory_order_release);
-    std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler keeps the read after the store; the CPU may not
+    // The compiler keeps the read after the store; the CPU may not (see above).
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     if (static_cast<uint32_t>(sleepers_.load(std::memory_order_relaxed)) != 0) wake_one();
   }
 
