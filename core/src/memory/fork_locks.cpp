@@ -74,10 +74,13 @@ void MemoryStore::enroll() {
 void MemoryStore::leave() {
   std::lock_guard<std::mutex> lock(live().mu);
   auto& stores = live().stores;
-  const auto it = std::find(stores.begin(), stores.end(), this);
-  if (it == stores.end()) return;
-  *it = stores.back();
-  stores.pop_back();
+  for (size_t i = 0; i < stores.size(); ++i) {
+    if (stores[i] == this) {
+      stores[i] = stores.back();
+      stores.pop_back();
+      return;
+    }
+  }
 }
 
 // The shards, then hint_mu_: the order callers take them in.
