@@ -128,35 +128,5 @@ TEST(Fork, WhileOtherThreadsHaveCallsInFlight) {
   EXPECT_GT(parent_calls.load(), 0);
 }
 
-// The memory store, forked while other threads are inside its calls (one hot key, and new keys that insert): a
-// child never inherits a shard's lock held by a thread it does not have (it would wait on it forever at its first
-// call there), and its copy of the store works — 100 times.
-TEST(Fork, MemoryStoreWhileOtherThreadsAreInItsCalls) {
-  auto store = open_store("memory://?max_keys=1000");
-  Limiter limiter("1000000000/day", store);
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      for (int64_t n = 0; !stop; ++n) {
-        limiter.hit("hot");
-        limiter.hit("new-" + std::to_string(t) + "-" + std::to_string(n));  // inserts, and evicts past 1,000
-      }
-    });
-  }
-  for (int round = 0; round < 100; ++round) {
-    std::this_thread::sleep_for(Ms(1));
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      const bool ok = limiter.hit("hot").allowed && limiter.hit("child").used == 1;
-      _exit(ok ? 0 : 1);
-    }
-    ASSERT_EQ(wait_child(pid, Ms(10000)), 0) << "round " << round << " (-1: the child hung)";
-  }
-  stop = true;
-  for (auto& t : threads) t.join();
-}
-
 }  // namespace
 }  // namespace ratewarden::testing

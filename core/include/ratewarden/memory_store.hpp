@@ -68,14 +68,6 @@ class MemoryStore final : public InProcessStore {
   void lower_hint(int64_t at_us);
   void insert(memory::Shard& shard, uint64_t hash, const memory::KeyRef& key, AlgorithmState&& state,
               int64_t expires_at_us, int64_t now_us);
-  // fork(): every lock of every live store is taken before it and let go after it, in both processes, so that a
-  // child never inherits a lock another thread held, nor a shard that thread was changing (memory/fork_locks.cpp).
-  static void before_fork();
-  static void after_fork();
-  void enroll();
-  void leave();
-  bool lock_all(int64_t deadline_ns);
-  void unlock_all();
 
   MemoryStoreOptions options_;
   bool own_clock_;
