@@ -50,6 +50,18 @@ bool wait_for(Done done) {
   return true;
 }
 
+// In a child process: from now on the system call `nr` gets `action` (a seccomp filter); false if refused.
+bool filter_syscall(uint32_t nr, uint32_t action) {
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, action),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog program{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+}
+
 // Threads that each take the lock `rounds` times to add one to a plain counter, some holding it long enough for the
 // others to give up spinning and sleep. Returns the counter, or -1 if they did not all finish by the deadline (the
 // threads are then left behind: the process is failing anyway).
@@ -114,15 +126,7 @@ TEST(Lock, WithoutMembarrierWaitersStillGetIt) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_membarrier, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    sock_fprog program{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
-      std::_Exit(2);
+    if (!filter_syscall(SYS_membarrier, SECCOMP_RET_ERRNO | ENOSYS)) std::_Exit(2);
     if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 || errno != ENOSYS) std::_Exit(3);
     const bool ok = contend(8, 2000) == 8 * 2000 && all_sleepers_wake(6);
     std::_Exit(ok ? 0 : 4);
@@ -147,15 +151,7 @@ TEST(Lock, AForkedChildDropsItsParentsWaiters) {
   const bool slept = wait_for([&] { return tid.load() != 0 && asleep(tid.load()); });
   const pid_t child = slept ? fork() : -1;
   if (child == 0) {
-    sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    sock_fprog program{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
-      std::_Exit(2);
+    if (!filter_syscall(SYS_futex, SECCOMP_RET_KILL_PROCESS)) std::_Exit(2);
     lock.unlock();  // this thread held it at the fork: it is the child's to let go
     for (int i = 0; i < 3; ++i) {
       lock.lock();

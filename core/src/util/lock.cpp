@@ -42,9 +42,8 @@ bool barrier_everywhere() {
   return membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
 }
 
-// Sleeps while the word is 1 (returns at once if it is not), at most `timeout` when one is given.
-void wait_while_held(std::atomic<uint32_t>& word, const timespec* timeout) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, 1, timeout, nullptr, 0);
+void futex(std::atomic<uint32_t>& word, int op, uint32_t value, const timespec* timeout = nullptr) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), op, value, timeout, nullptr, 0);
 }
 
 // The high half of a sleepers' count made in this process.
@@ -67,7 +66,7 @@ void Lock::lock_contended() {
   // From here on, every unlock either has its store seen by the try_lock below or reads the count above.
   static const timespec fallback{0, kFallbackSleepNs};
   const timespec* timeout = barrier_everywhere() ? nullptr : &fallback;
-  while (!try_lock()) wait_while_held(held_, timeout);
+  while (!try_lock()) futex(held_, FUTEX_WAIT_PRIVATE, 1, timeout);  // sleeps while held, `timeout` at most
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -80,7 +79,7 @@ void Lock::wake_one() {
     sleepers_.compare_exchange_strong(count, mine, std::memory_order_relaxed);
     return;
   }
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&held_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  futex(held_, FUTEX_WAKE_PRIVATE, 1);
 }
 
 }  // namespace ratewarden::util
