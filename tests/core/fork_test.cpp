@@ -128,5 +128,145 @@ TEST(Fork, WhileOtherThreadsHaveCallsInFlight) {
   EXPECT_GT(parent_calls.load(), 0);
 }
 
+// The test's clock stops a thread that set this inside its call: a store's clock is read under its shard's lock.
+thread_local bool stop_in_clock = false;
+
+// A child forked while a thread of the parent is inside a memory-store call: that shard's lock is held by a thread
+// the child does not have. The child replaces that shard with an empty one (its keys restart), keeps every other
+// shard as it was, and counts its entries again (its bound is where it was, not short by the lost shard's entries).
+TEST(Fork, AChildForkedDuringAMemoryStoreCallReplacesThatShardOnly) {
+  std::atomic<bool> inside{false}, release{false};
+  MemoryStoreOptions options;
+  options.max_keys = 256;
+  options.shards = 4;
+  options.clock = [&] {
+    if (stop_in_clock) {
+      inside = true;
+      while (!release) std::this_thread::yield();
+    }
+    return int64_t{1000000};
+  };
+  auto memory = std::make_shared<MemoryStore>(options);
+  ASSERT_EQ(memory->shard_count(), 4u);
+  Limiter limiter("5/day", memory);
+  const std::string stopped = "stopped";
+  std::vector<std::string> beside, elsewhere;  // keys in the stopped call's shard, and in the others
+  for (int n = 0; beside.size() < 10 || elsewhere.size() < 20; ++n) {
+    const std::string key = "k" + std::to_string(n);
+    auto& group = memory->shard_of(key) == memory->shard_of(stopped) ? beside : elsewhere;
+    if (group.size() < (&group == &beside ? 10u : 20u)) group.push_back(key);
+  }
+  for (const auto& key : beside) ASSERT_EQ(limiter.hit(key).used, 1);
+  for (const auto& key : elsewhere) ASSERT_EQ(limiter.hit(key).used, 1);
+  for (const auto& key : elsewhere) ASSERT_EQ(limiter.hit(key).used, 2);
+  std::thread caller([&] {
+    stop_in_clock = true;
+    limiter.hit(stopped);
+  });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!inside && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  ASSERT_TRUE(inside.load());
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // Exit codes: 1 the shards kept or lost the wrong keys, 2 the entry count is off, 3 the bound, 4 an error.
+    int code = 0;
+    try {
+      if (memory->size() != static_cast<int64_t>(elsewhere.size())) code = 2;
+      for (const auto& key : elsewhere)
+        if (code == 0 && limiter.hit(key).used != 3) code = 1;
+      for (const auto& key : beside)
+        if (code == 0 && limiter.hit(key).used != 1) code = 1;
+      if (code == 0 && limiter.hit(stopped).used != 1) code = 1;
+      // Up to the bound with new keys: nothing is evicted before it, one entry at it.
+      const int64_t room = options.max_keys - memory->size();
+      for (int64_t n = 0; code == 0 && n < room; ++n) limiter.hit("fill" + std::to_string(n));
+      if (code == 0 && (memory->stats().evictions != 0 || memory->size() != options.max_keys)) code = 3;
+      if (code == 0 && (limiter.hit("one-more").used != 1 || memory->stats().evictions != 1)) code = 3;
+    } catch (const std::exception&) {
+      code = 4;
+    }
+    _exit(code);
+  }
+  const int code = pid < 0 ? -3 : wait_child(pid, Ms(10000));
+  release = true;
+  caller.join();
+  EXPECT_EQ(code, 0) << "-1: the child hung; 1: kept or lost the wrong keys; 2: entry count; 3: bound; 4: error";
+  EXPECT_EQ(limiter.hit(stopped).used, 2);  // the parent's caller finished its call
+  EXPECT_EQ(memory->size(), 31);
+}
+
+// Forks 100 times while `busy(t)` runs in `threads` other threads; each child hits `child_keys`, which must be
+// allowed. A child that inherited a shard's lock held would hang at its first call on that shard.
+void fork_while(Limiter& limiter, const std::vector<std::string>& child_keys, int threads,
+                const std::function<void(int)>& busy) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      while (!stop) busy(t);
+    });
+  for (int round = 0; round < 100; ++round) {
+    std::this_thread::sleep_for(Ms(1));
+    const pid_t pid = fork();
+    if (pid == 0) {
+      for (const std::string& key : child_keys)
+        if (!limiter.hit(key).allowed) _exit(1);
+      _exit(0);
+    }
+    const int code = pid < 0 ? -3 : wait_child(pid, Ms(10000));
+    EXPECT_EQ(code, 0) << "round " << round << " (-1: the child hung)";
+    if (code != 0) break;
+  }
+  stop = true;
+  for (auto& t : workers) t.join();
+}
+
+// The same, at random instants: other threads on one hot key and on new keys that insert and evict.
+TEST(Fork, MemoryStoreWhileOtherThreadsAreInItsCalls) {
+  auto store = open_store("memory://?max_keys=1000");
+  Limiter limiter("1000000000/day", store);
+  std::vector<int64_t> n(4);
+  fork_while(limiter, {"hot", "child"}, 4, [&](int t) {
+    limiter.hit("hot");
+    const std::string key = "new-" + std::to_string(t) + "-" + std::to_string(n[static_cast<size_t>(t)]++);
+    limiter.hit(key);  // inserts, and evicts past 1,000
+  });
+}
+
+// A caller holds its shard's lock while it lowers the store's expiry hint under hint_mu_: the child gets a fresh
+// hint_mu_ too.
+TEST(Fork, MemoryStoreWhileACallerLowersTheExpiryHint) {
+  auto store = open_store("memory://?shards=1");
+  Limiter limiter("1000000000/day", store);
+  fork_while(limiter, {"child"}, 2, [&](int t) {
+    const std::string key = "hint-" + std::to_string(t);
+    limiter.hit(key);  // an insert into an empty shard: its earliest expiry moves earlier
+    limiter.reset(key);
+  });
+}
+
+// A caller whose shard is empty, in a full store, holds its shard's lock while it takes another's to evict from it:
+// the child finds both held, and replaces both.
+TEST(Fork, MemoryStoreWhileACallerEvictsFromAnotherShard) {
+  MemoryStoreOptions options;
+  options.max_keys = 128;
+  options.shards = 2;
+  auto memory = std::make_shared<MemoryStore>(options);
+  ASSERT_EQ(memory->shard_count(), 2u);
+  Limiter limiter("1000000000/day", memory);
+  std::vector<std::string> in_first, in_second;
+  for (int n = 0; in_first.size() < 1000 || in_second.size() < 2; ++n) {
+    const std::string key = "k" + std::to_string(n);
+    (memory->shard_of(key) == 0 ? in_first : in_second).push_back(key);
+  }
+  for (int n = 0; n < options.max_keys; ++n) limiter.hit(in_first[static_cast<size_t>(n)]);
+  size_t next = static_cast<size_t>(options.max_keys);
+  fork_while(limiter, {in_second[1], in_first[0]}, 1, [&](int) {
+    limiter.hit(in_first[next++ % in_first.size()]);  // the store full again, with shard 0's entries
+    limiter.hit(in_second[0]);                        // shard 1 empty: evicts from shard 0
+    limiter.reset(in_second[0]);
+  });
+}
+
 }  // namespace
 }  // namespace ratewarden::testing

@@ -68,6 +68,14 @@ class MemoryStore final : public InProcessStore {
   void lower_hint(int64_t at_us);
   void insert(memory::Shard& shard, uint64_t hash, const memory::KeyRef& key, AlgorithmState&& state,
               int64_t expires_at_us, int64_t now_us);
+  // fork(): live stores are listed, and in a forked child every shard a thread of the parent was inside at the fork
+  // is replaced with an empty one (memory/fork_child.cpp).
+  void enroll();
+  void leave();
+  static void before_fork();
+  static void in_parent();
+  static void in_child();
+  void recover_in_child();
 
   MemoryStoreOptions options_;
   bool own_clock_;

@@ -66,9 +66,10 @@ MemoryStore::MemoryStore(MemoryStoreOptions options)
   options_.shards = static_cast<int32_t>(shards);
   shards_.reset(new Shard[shards]);
   shard_mask_ = shards - 1;
+  enroll();
 }
 
-MemoryStore::~MemoryStore() = default;
+MemoryStore::~MemoryStore() { leave(); }
 
 Shard& MemoryStore::shard_for(uint64_t tag_hash) const { return shards_[stripe_of(tag_hash)]; }
 

@@ -33,6 +33,8 @@ class Lock {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     if (static_cast<uint32_t>(sleepers_.load(std::memory_order_relaxed)) != 0) wake_one();
   }
+  // Whether some thread holds it (in a forked child: a thread of the parent, which the child does not have).
+  bool held() const { return held_.load(std::memory_order_relaxed) != 0; }
 
  private:
   void lock_contended();
