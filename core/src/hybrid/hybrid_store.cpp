@@ -47,7 +47,6 @@ struct State : std::enable_shared_from_this<State> {
   std::atomic<int64_t> cursor{-1};
   std::atomic<int64_t> read_ok_at{INT64_MIN};  // monotonic start of the last successful read
   std::atomic<bool> read_in_flight{false};
-  std::string epoch;  // of the store's data, as the last read found it
   // Bumped whenever knowledge is dropped for a reset: an answer to a call sent before teaches nothing.
   std::atomic<uint64_t> invalidations{0};
   std::atomic<bool> closed{false};
@@ -115,7 +114,6 @@ Knowledge& State::started() {
   Knowledge& here = knowledge.get([&] {
     made = true;
     cursor = -1;
-    epoch.clear();
     read_ok_at = INT64_MIN;
     read_in_flight = false;
     store_calls = sync_batches = dropped = 0;  // a child counts its own
@@ -158,8 +156,9 @@ void State::read_log() {
     if (!self) return;
     self->read_in_flight = false;
     if (error != nullptr) return;  // what is known goes stale, and calls go to the store, until a read succeeds
-    const bool new_epoch = read->epoch != self->epoch;
-    if (new_epoch) self->epoch = read->epoch;  // the I/O thread's alone, like the rest of a read
+    std::string& epoch = self->known().log_epoch;
+    const bool new_epoch = read->epoch != epoch;
+    if (new_epoch) epoch = read->epoch;
     if (read->gap || (new_epoch && self->cursor >= 0)) {
       self->invalidations.fetch_add(1);
       self->dropped += self->known().forget_all();

@@ -73,6 +73,11 @@ class Knowledge {
     util::FastClock clock;  // read under the lock: the monotonic time, cheaper than steady_clock
   };
 
+  // The epoch of the store's data as the last read of its reset log found it: the I/O thread's alone. Here, not
+  // beside the log's cursor, because a forked child must start from an empty one without writing to the parent's
+  // copy, which the parent's I/O thread may have been assigning at the fork.
+  std::string log_epoch;
+
   uint64_t hash(std::string_view tag) const { return util::siphash13(hash_key_, tag); }
   Shard& shard_of(uint64_t hash) { return *shards_[(hash >> 32) & shard_mask_]; }
   // With the shard locked: the call's entry, or null.
