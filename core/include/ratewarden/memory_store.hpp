@@ -74,7 +74,7 @@ class MemoryStore final : public InProcessStore {
   void leave();
   static void before_fork();
   static void in_parent();
-  static void in_child();
+  static void in_child() noexcept;
   void recover_in_child();
 
   MemoryStoreOptions options_;

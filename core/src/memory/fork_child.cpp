@@ -6,14 +6,16 @@
 // it never waits for a lock nobody will let go. A shard whose lock is free was left whole: its last unlock came
 // after its last change, and stores reach memory in order.
 //
-// The half-changed shards are leaked, not destroyed: their pointers may be torn. That is one shard's memory per
-// shard in use at the fork, once per fork.
+// The half-changed shards are not destroyed (their pointers may be torn) but kept, unused, where leak checkers find
+// them: one shard's memory per shard in use at the fork, once per fork.
 //
 // Waiting in a prepare handler for every call to finish (taking every lock before the fork) was tried and dropped:
 // against threads that hammer one shard on a loaded machine it could not bound its wait (session 47).
 #include <pthread.h>
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -33,6 +35,7 @@ namespace {
 struct LiveStores {
   ForkSafeMutex mu;
   std::vector<MemoryStore*> stores;
+  std::vector<std::unique_ptr<unsigned char[]>> replaced;  // the bytes of the shards a child replaced
 };
 
 LiveStores& live() {
@@ -61,7 +64,7 @@ void MemoryStore::in_parent() { live().mu.unlock(); }
 
 // The child's only thread is the one that forked, which was inside no call: a lock held now is an orphan. (The
 // list's lock is fork_guard's to replace.)
-void MemoryStore::in_child() {
+void MemoryStore::in_child() noexcept {
   for (MemoryStore* store : live().stores) store->recover_in_child();
 }
 
@@ -69,7 +72,12 @@ void MemoryStore::recover_in_child() {
   int64_t entries = 0;
   int64_t earliest = Shard::kNever;
   for (size_t i = 0; i <= shard_mask_; ++i) {
-    if (shards_[i].mu.held()) new (&shards_[i]) Shard();  // the old one is leaked (above)
+    if (shards_[i].mu.held()) {
+      auto& kept = live().replaced;
+      kept.emplace_back(new unsigned char[sizeof(Shard)]);
+      std::memcpy(kept.back().get(), static_cast<void*>(&shards_[i]), sizeof(Shard));
+      new (&shards_[i]) Shard();
+    }
     entries += static_cast<int64_t>(shards_[i].size());
     earliest = std::min(earliest, shards_[i].earliest_expiry_hint());
   }

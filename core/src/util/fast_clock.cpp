@@ -5,9 +5,12 @@
 // few milliseconds of a process, before the rate is known, every read is a steady_clock read.
 #include "util/fast_clock.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
-#include <fstream>
-#include <string>
+#include <cstring>
 
 #include "ratewarden/clock.hpp"
 
@@ -34,12 +37,17 @@ int64_t steady_ns() {
 
 // The counter ticks at one rate whatever the CPU's frequency and power state, and the kernel trusts it across CPUs
 // (it would have switched its own clocksource away from "tsc" otherwise).
+// Read with plain system calls: an ifstream takes the C++ locale's lock, which a forked child may have inherited
+// held (see origin()).
 bool counter_is_trustworthy() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) == 0 || (edx & (1u << 8)) == 0) return false;
-  std::ifstream source("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-  std::string name;
-  return static_cast<bool>(source >> name) && name == "tsc";
+  const int fd = ::open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char name[8] = {};
+  const ssize_t n = ::read(fd, name, sizeof name);
+  ::close(fd);
+  return n == 4 && std::memcmp(name, "tsc\n", 4) == 0;
 }
 
 struct Origin {
@@ -64,13 +72,19 @@ bool read_pair(uint64_t& ticks, int64_t& ns) {
   return false;
 }
 
+// Made once, on the first re-anchor, under a shard's lock: not a function-local static, whose guard a thread of
+// the parent may hold "in progress" at a fork (the child would then wait on it forever, at every clock's first
+// re-anchor). Threads that find none each make one; the first published is kept. Any of them would do.
+std::atomic<const Origin*> published_origin{nullptr};
+
 const Origin& origin() {
-  static const Origin o = [] {
-    Origin origin{counter_is_trustworthy(), 0, 0};
-    if (origin.usable) origin.usable = read_pair(origin.ticks, origin.ns);
-    return origin;
-  }();
-  return o;
+  const Origin* o = published_origin.load(std::memory_order_acquire);
+  if (o != nullptr) return *o;
+  auto* mine = new Origin{counter_is_trustworthy(), 0, 0};
+  if (mine->usable) mine->usable = read_pair(mine->ticks, mine->ns);
+  if (published_origin.compare_exchange_strong(o, mine, std::memory_order_acq_rel)) return *mine;
+  delete mine;
+  return *o;
 }
 
 }  // namespace
