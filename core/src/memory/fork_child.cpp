@@ -10,7 +10,8 @@
 // them: one shard's memory per shard in use at the fork, once per fork.
 //
 // Waiting in a prepare handler for every call to finish (taking every lock before the fork) was tried and dropped:
-// against threads that hammer one shard on a loaded machine it could not bound its wait (session 47).
+// against threads that hammer one shard on a loaded machine it could not bound its wait, and a fork that went on
+// without the locks after its deadline left the child to hang as before.
 #include <pthread.h>
 
 #include <algorithm>

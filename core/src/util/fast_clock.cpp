@@ -36,9 +36,8 @@ int64_t steady_ns() {
 }
 
 // The counter ticks at one rate whatever the CPU's frequency and power state, and the kernel trusts it across CPUs
-// (it would have switched its own clocksource away from "tsc" otherwise).
-// Read with plain system calls: an ifstream takes the C++ locale's lock, which a forked child may have inherited
-// held (see origin()).
+// (it would have switched its own clocksource away from "tsc" otherwise). Read with plain system calls: an ifstream
+// takes the C++ locale's lock, which a forked child may have inherited held (see origin()).
 bool counter_is_trustworthy() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) == 0 || (edx & (1u << 8)) == 0) return false;
