@@ -6,8 +6,8 @@
 // it never waits for a lock nobody will let go. A shard whose lock is free was left whole: its last unlock came
 // after its last change, and stores reach memory in order.
 //
-// The half-changed shards are not destroyed (their pointers may be torn) but kept, unused, where leak checkers find
-// them: one shard's memory per shard in use at the fork, once per fork.
+// The half-changed shards are not destroyed (their pointers may be torn) but abandoned, as a child's per-process
+// objects are: one shard's memory per shard in use at the fork, once per fork.
 //
 // Waiting in a prepare handler for every call to finish (taking every lock before the fork) was tried and dropped:
 // against threads that hammer one shard on a loaded machine it could not bound its wait, and a fork that went on
@@ -16,12 +16,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
 #include <mutex>
 #include <new>
 #include <vector>
 
 #include "io/fork_guard.hpp"
+#include "io/per_process.hpp"
 #include "memory/shard.hpp"
 #include "ratewarden/memory_store.hpp"
 
@@ -36,7 +36,6 @@ namespace {
 struct LiveStores {
   ForkSafeMutex mu;
   std::vector<MemoryStore*> stores;
-  std::vector<std::unique_ptr<unsigned char[]>> replaced;  // the bytes of the shards a child replaced
 };
 
 LiveStores& live() {
@@ -74,9 +73,9 @@ void MemoryStore::recover_in_child() {
   int64_t earliest = Shard::kNever;
   for (size_t i = 0; i <= shard_mask_; ++i) {
     if (shards_[i].mu.held()) {
-      auto& kept = live().replaced;
-      kept.emplace_back(new unsigned char[sizeof(Shard)]);
-      std::memcpy(kept.back().get(), static_cast<void*>(&shards_[i]), sizeof(Shard));
+      void* inherited = ::operator new(sizeof(Shard));
+      std::memcpy(inherited, static_cast<void*>(&shards_[i]), sizeof(Shard));
+      abandon(inherited);
       new (&shards_[i]) Shard();
     }
     entries += static_cast<int64_t>(shards_[i].size());
