@@ -1,6 +1,6 @@
 // The native module: registers Store, TestClock, Limiter, setCompletionHandler, drainCompletions, holdWakeups,
 // releaseWakeups, algorithms, policiesOf, setEventHandler, the process's figures (limiterStats, storeStats, metricFamilies,
-// prometheusText, metricCatalog: stats.hpp), and the two calls that measure the floor (emptyCall, readKeyCall).
+// prometheusText, metricCatalog: stats.hpp), and the calls that measure the floor (emptyCall, readKeyCall, coreHits).
 // The JS API around them is node/lib/.
 #include <napi.h>
 
@@ -11,6 +11,7 @@
 #include "errors.hpp"
 #include "key_list_wrap.hpp"
 #include "limiter_wrap.hpp"
+#include "ratewarden/limiter.hpp"
 #include "ratewarden/policy.hpp"
 #include "ratewarden/version.hpp"
 #include "stats.hpp"
@@ -70,6 +71,28 @@ napi_value floor_call(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// coreHits(policy, keys, n): n hits of the core's Limiter on a memory store of its own, keys[i % keys.length] each,
+// in one loop in C++ with the keys read beforehand: what a hit costs below the addon, measured in the same process
+// as the Node calls (bench/node/in_process.js: allowSync less this and readKeyCall is the binding's own cost).
+// Returns how many were allowed.
+Napi::Value core_hits(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString() || !info[1].IsArray() || !info[2].IsNumber())
+    throw_invalid(env, "coreHits(policy, keys, n) takes a string, an array of keys and a number");
+  const std::string policy = info[0].As<Napi::String>().Utf8Value();
+  const Napi::Array array = info[1].As<Napi::Array>();
+  std::vector<std::string> keys;
+  for (uint32_t i = 0; i < array.Length(); ++i) keys.emplace_back(addon_data(env).keys.read(array.Get(i)));
+  const int64_t n = info[2].As<Napi::Number>().Int64Value();
+  return Napi::Number::New(env, static_cast<double>(guarded(env, [&] {
+    if (keys.empty()) throw ratewarden::InvalidArgument("coreHits: keys is empty");
+    ratewarden::Limiter limiter(policy, ratewarden::open_store("memory://"));
+    int64_t allowed = 0;
+    for (int64_t i = 0; i < n; ++i) allowed += limiter.hit(keys[static_cast<size_t>(i) % keys.size()]).allowed;
+    return allowed;
+  })));
+}
+
 // With the environment, after its cleanup hooks: nothing here calls into JS.
 void free_addon_data(napi_env, void* data, void*) { delete static_cast<AddonData*>(data); }
 
@@ -97,6 +120,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
       env, napi_create_function(env, "readKeyCall", NAPI_AUTO_LENGTH, floor_call<true>, data, &read_key), exports);
   exports.Set("emptyCall", Napi::Value(env, empty));
   exports.Set("readKeyCall", Napi::Value(env, read_key));
+  exports.Set("coreHits", Napi::Function::New(env, core_hits, "coreHits"));
   exports.Set("version", ratewarden::version());
   exports.Set("algorithms", Napi::Function::New(env, algorithms, "algorithms"));
   exports.Set("policiesOf", Napi::Function::New(env, policies_of, "policiesOf"));

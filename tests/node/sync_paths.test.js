@@ -79,3 +79,14 @@ describe('hit, hitSync and allowSync decide alike, to the microsecond', () => {
     });
   }
 });
+
+// The bench's floor (bench/node/in_process.js): native.coreHits is the core's hit in a loop, so it charges as a hit
+// does, each key under its own limit, and refuses bad input as the Limiter does.
+test('coreHits, the bench floor, charges as hits do', () => {
+  const native = require('../../node/lib/native');
+  assert.equal(native.coreHits('3/hour', ['k'], 5), 3);
+  assert.equal(native.coreHits('3/hour', ['a', 'b'], 10), 6);
+  assert.equal(native.coreHits('1000/hour', ['a', 'b'], 10), 10);
+  assert.throws(() => native.coreHits('3/hour', [], 1), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
+  assert.throws(() => native.coreHits('3/fortnight', ['k'], 1), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
+});
