@@ -3,8 +3,9 @@
 // Instructions, unlike time, do not move with the machine's load: the decision counters' cost (issue 36, <= 2%)
 // is this program built with them against it built without (RATEWARDEN_METRICS=OFF).
 // bench/hit_instructions.sh holds the hot key's count under a ceiling in CI.
-//   hit_instructions N [distinct|bare]    distinct: N different keys, under max_keys, instead of one hot key;
-//                                         bare: the hand-written window of bench/memory_store_bench.cpp instead
+//   hit_instructions N [distinct|two|bare]    distinct: N different keys, under max_keys, instead of one hot key;
+//                                             two: one hot key under two policies ("per hour; per day");
+//                                             bare: the hand-written window of bench/memory_store_bench.cpp instead
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,7 +38,7 @@ __attribute__((noinline)) bool bare_check(std::unordered_map<std::string, BareWi
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: hit_instructions N [distinct|bare]\n");
+    std::fprintf(stderr, "usage: hit_instructions N [distinct|two|bare]\n");
     return 2;
   }
   const long n = std::atol(argv[1]);
@@ -52,7 +53,8 @@ int main(int argc, char** argv) {
   // A clock that moves 1 µs a call: the real one would make the count depend on how fast the program ran (what
   // expires, when a sweep runs), and callgrind runs it ~50x slower.
   auto store = ratewarden::open_store("memory://?max_keys=2000000", [t = int64_t{1} << 40]() mutable { return ++t; });
-  ratewarden::Limiter limiter("1000000000/hour", store);
+  const bool two = argc > 2 && std::strcmp(argv[2], "two") == 0;
+  ratewarden::Limiter limiter(two ? "1000000000/hour; 1000000000/day" : "1000000000/hour", store);
   std::string key = "user:00000000";
   long allowed = 0;
   for (long i = 0; i < n; ++i) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per Limiter::hit on the memory store, counted by callgrind: the same on a busy machine or a quiet one,
-# and on any x86-64 CPU, for one compiler. A hot key and 400,000 distinct keys; beside them, for information, the
+# and on any x86-64 CPU, for one compiler. A hot key, 400,000 distinct keys and a hot key under two policies (the
+# several-policy path: "10/second; 1000/hour" is a common policy); beside them, for information, the
 # bare unordered_map window (bench/hit_instructions.cpp) and governor's check_key on a hot key (when
 # bench/in_process.sh has built its peer). Time hides added work on a fast CPU; the count does not.
 #   bench/hit_instructions.sh [--check]    --check (CI): fail when a count is above bench/hit_instructions.ceiling
@@ -30,14 +31,15 @@ per_call() {  # how, args before N, args after N: (I(2N) - I(N)) / N, so that st
 
 hot=$(per_call "$build/bench/hit_instructions" "" "")
 distinct=$(per_call "$build/bench/hit_instructions" "" distinct)
+two=$(per_call "$build/bench/hit_instructions" "" two)
 bare=$(per_call "$build/bench/hit_instructions" "" bare)
 governor=bench/peers/governor/target/release/governor-peer
 governor_hot=$([ -x $governor ] && per_call $governor --calls "" || echo 0)
 
-python3 - "$hot" "$distinct" "$bare" "$governor_hot" "$check" <<'PY'
+python3 - "$hot" "$distinct" "$two" "$bare" "$governor_hot" "$check" <<'PY'
 import sys
-hot, distinct, bare, governor = map(int, sys.argv[1:5])
-check = sys.argv[5] == "true"
+hot, distinct, two, bare, governor = map(int, sys.argv[1:6])
+check = sys.argv[6] == "true"
 ceilings = {}
 for line in open("bench/hit_instructions.ceiling"):
     line = line.split("#")[0].split()
@@ -46,7 +48,8 @@ for line in open("bench/hit_instructions.ceiling"):
 print("\nC++ instructions per call (callgrind; (I(2N) - I(N)) / N):")
 failed = []
 for name, what, count in (("hot_key", "Limiter::hit, hot key", hot),
-                          ("distinct_keys", "Limiter::hit, N new keys each time", distinct)):
+                          ("distinct_keys", "Limiter::hit, N new keys each time", distinct),
+                          ("two_policies", "Limiter::hit, hot key, two policies", two)):
     ceiling = ceilings[name]
     verdict = "under its ceiling" if count <= ceiling else "ABOVE ITS CEILING"
     print(f"  {what:<38} {count:6d}   ceiling {ceiling:6d}: {verdict}")

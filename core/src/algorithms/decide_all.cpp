@@ -2,7 +2,6 @@
 // lowest remaining). Denied: report the policy that holds the caller back longest, so that its fields agree with the
 // retry_after the caller gets.
 #include <algorithm>
-#include <tuple>
 
 #include "ratewarden/algorithms.hpp"
 #include "ratewarden/errors.hpp"
@@ -68,9 +67,9 @@ Decision combine_decisions(const std::vector<Decision>& decisions) {
   for (size_t i = 0; i < decisions.size(); ++i) {
     const Decision& d = decisions[i];
     if (d.allowed != allowed) continue;  // a denial reports a denying policy
-    // Earlier policies win ties.
-    if (chosen == none || std::make_tuple(-d.retry_after_us, d.remaining) <
-                              std::make_tuple(-decisions[chosen].retry_after_us, decisions[chosen].remaining))
+    // The longest retry_after, then the lowest remaining; earlier policies win ties.
+    if (chosen == none || d.retry_after_us > decisions[chosen].retry_after_us ||
+        (d.retry_after_us == decisions[chosen].retry_after_us && d.remaining < decisions[chosen].remaining))
       chosen = i;
   }
   Decision out = decisions[chosen];
@@ -98,15 +97,19 @@ Decision decide_all(const Policy* policies, AlgorithmState* const* states, size_
     for (size_t i = 0; i < count; ++i) expires_at[i] = evaluate(*states[i], now, policies[i], cost, mode, decisions[i]);
     return combine_decisions(decisions);
   }
+  // A hit peeks at every policy, then charges them all if each allows it. The last one is evaluated as a hit at once
+  // when every other allows: a denied hit changes its state as a peek would and decides as one (every algorithm
+  // charges only when it allows a hit), and once the last has allowed, the others, which nothing changed, allow too.
+  const size_t last = count - 1;
   bool all_allowed = true;
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t i = 0; i < last; ++i) {
     expires_at[i] = evaluate(*states[i], now, policies[i], cost, Mode::peek, decisions[i]);
     all_allowed = all_allowed && decisions[i].allowed;
   }
-  if (mode == Mode::hit && all_allowed) {
-    for (size_t i = 0; i < count; ++i) {
-      expires_at[i] = evaluate(*states[i], now, policies[i], cost, Mode::hit, decisions[i]);
-    }
+  const Mode last_mode = all_allowed ? mode : Mode::peek;
+  expires_at[last] = evaluate(*states[last], now, policies[last], cost, last_mode, decisions[last]);
+  if (last_mode == Mode::hit && decisions[last].allowed) {
+    for (size_t i = 0; i < last; ++i) expires_at[i] = evaluate(*states[i], now, policies[i], cost, mode, decisions[i]);
   }
   return combine_decisions(decisions);
 }

@@ -211,12 +211,17 @@ Decision MemoryStore::decide(const StoreCall& call) {
 __attribute__((noinline)) Decision MemoryStore::decide_several(Shard& shard, uint64_t tag_hash, int64_t now,
                                                                const StoreCall& call) {
   const bool hit = charges(call.mode);
-  // Scratch space kept per thread: a multi-policy call allocates nothing once the thread has made one.
-  thread_local std::vector<Entry*> entries;
-  thread_local std::vector<uint64_t> hashes;
-  thread_local std::vector<AlgorithmState> fresh;
-  thread_local std::vector<AlgorithmState*> states;
-  thread_local std::vector<int64_t> expiries;
+  // Scratch space kept per thread: a multi-policy call allocates nothing once the thread has made one. One
+  // thread_local for all of it: in a shared library (the Node and Python modules) each costs a call per use.
+  struct Scratch {
+    std::vector<Entry*> entries;
+    std::vector<uint64_t> hashes;
+    std::vector<AlgorithmState> fresh;
+    std::vector<AlgorithmState*> states;
+    std::vector<int64_t> expiries;
+  };
+  thread_local Scratch scratch;
+  auto& [entries, hashes, fresh, states, expiries] = scratch;
   entries.resize(call.count);
   hashes.resize(call.count);
   fresh.resize(call.count);
