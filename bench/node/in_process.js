@@ -7,11 +7,12 @@
 // an N-API call that does nothing (native.emptyCall, taking its arguments as hitSync does), the cost of entering
 // the addon at all; the same call reading the key as hitSync does (native.readKeyCall), what is paid before the
 // core is reached; the core's hit alone, in a loop in C++ on keys read beforehand (native.coreHits); their sum, the
-// floor of allowSync (issue 39: how far a target lies below it, and what the binding adds above it); and a Promise
-// already settled, awaited the same ways, whose ratio to RLF is the best any awaited hit could reach. Every measure
-// runs once per round, interleaved, for BENCH_ROUNDS rounds (default 5) after one warm-up round; the table gives the
-// medians and the median of the per-round ratios beside the issue's targets. Limits are never reached: every call is
-// an allowed one, on both sides.
+// floor of allowSync (issue 39: how far a target lies below it, and what the binding adds above it; on many keys a
+// lower bound only, as the CPU overlaps and prefetches the misses of hits run back to back, which hits spaced out by
+// JS and N-API do not get); and a Promise already settled, awaited the same ways, whose ratio to RLF is the best any
+// awaited hit could reach. Every measure runs once per round, interleaved, for BENCH_ROUNDS rounds (default 5) after
+// one warm-up round; the table gives the medians and the median of the per-round ratios beside the issue's targets.
+// Limits are never reached: every call is an allowed one, on both sides.
 
 const { RateLimiterMemory } = require('rate-limiter-flexible');
 const { Limiter } = require('ratewarden');
