@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   }
   const long n = std::atol(argv[1]);
   const bool distinct = argc > 2 && std::strcmp(argv[2], "distinct") == 0;
+  const bool two = argc > 2 && std::strcmp(argv[2], "two") == 0;
   if (argc > 2 && std::strcmp(argv[2], "bare") == 0) {
     std::unordered_map<std::string, BareWindow> map;
     const std::string key = "user:42";
@@ -53,7 +54,6 @@ int main(int argc, char** argv) {
   // A clock that moves 1 µs a call: the real one would make the count depend on how fast the program ran (what
   // expires, when a sweep runs), and callgrind runs it ~50x slower.
   auto store = ratewarden::open_store("memory://?max_keys=2000000", [t = int64_t{1} << 40]() mutable { return ++t; });
-  const bool two = argc > 2 && std::strcmp(argv[2], "two") == 0;
   ratewarden::Limiter limiter(two ? "1000000000/hour; 1000000000/day" : "1000000000/hour", store);
   std::string key = "user:00000000";
   long allowed = 0;
