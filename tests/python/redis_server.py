@@ -218,7 +218,7 @@ class RedisCluster:
 
 
 class PostgresServer(RedisNode):
-    """A throwaway PostgreSQL cluster (launch.py --postgres): initdb in a fresh directory, a free loopback port. kill,
+    """A throwaway PostgreSQL cluster (launch.py --postgres): a fresh copy of one initdb, a free loopback port. kill,
     start, stop and cont act on the postmaster and every backend."""
 
     def __init__(self) -> None:

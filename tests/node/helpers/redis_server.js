@@ -155,7 +155,7 @@ class RedisCluster {
   }
 }
 
-// A throwaway PostgreSQL cluster (launch.py --postgres): initdb in a fresh directory, a free loopback port. kill,
+// A throwaway PostgreSQL cluster (launch.py --postgres): a fresh copy of one initdb, a free loopback port. kill,
 // start, stop and cont act on the postmaster and every backend.
 class PostgresServer extends RedisNode {
   async start() {
