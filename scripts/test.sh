@@ -22,8 +22,10 @@ jobs=$(nproc)
 # The packages compile the same core files several times (the Python step's wheel, a wheel per CPython, the npm
 # prebuilt, the tarball built from source), each from a folder of its own: ccache compiles them once. BASEDIR=/ keys
 # the cache on paths relative to each build folder, which are the same in every copy of the sources.
+# The Python and Node builds share the core's objects too: the same compiler by the same name (ccache keys on it; CMake
+# would pick c++ and scikit-build-core g++), and build folders at the same depth (pyproject.toml).
 export CCACHE_DIR=${CCACHE_DIR:-$PWD/build-ccache} CCACHE_BASEDIR=/ CCACHE_NOHASHDIR=1
-export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CC=${CC:-gcc} CXX=${CXX:-g++}
 
 # -g1: line tables only, enough for the sanitizers' reports to name file and line, and about a fifth less to compile
 # than -g (debug the failing test in a build of your own).
