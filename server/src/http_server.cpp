@@ -278,8 +278,7 @@ void HttpServer::on_readable(Connection& c) {
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     if (n < 0) return close(c.id);
-    // The client is done sending (a half-close): answer what it sent, then close.
-    c.keep_alive = false;
+    // The client is done sending (a half-close): answer every request it sent, then close.
     c.peer_done = true;
     break;
   }
@@ -359,12 +358,18 @@ void HttpServer::send(uint64_t id, const HttpReply& reply) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;  // the client left before its answer
   Connection& c = *it->second;
+  c.busy = false;
   c.out += "HTTP/1.1 " + std::to_string(reply.status) + " " + reason(reply.status) +
            "\r\nContent-Type: " + reply.content_type + "\r\nContent-Length: " + std::to_string(reply.body.size()) +
-           (c.keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n") + reply.body;
-  c.busy = false;
+           (last_answer(c) ? "\r\nConnection: close\r\n\r\n" : "\r\n\r\n") + reply.body;
   flush(c);
   if (connections_.count(id) != 0 && c.keep_alive && !c.in.empty()) serve(c);  // a pipelined request
+}
+
+// Whether the connection closes once its output is sent: its request asked to, or the client has half-closed and
+// sent no further whole request (a pipelined one is still answered, whenever the half-close was read).
+bool HttpServer::last_answer(const Connection& c) const {
+  return !c.keep_alive || (c.peer_done && c.in.find("\r\n\r\n") == std::string::npos);
 }
 
 void HttpServer::flush(Connection& c) {
@@ -385,7 +390,7 @@ void HttpServer::flush(Connection& c) {
   c.sent = 0;
   c.out_blocked = false;
   watch(c);
-  if (c.keep_alive || c.busy) return;
+  if (c.busy || !last_answer(c)) return;
   if (c.peer_done) return close(c.id);
   if (c.ssl != nullptr) SSL_shutdown(c.ssl);  // close_notify, as far as it goes without waiting
   ERR_clear_error();

@@ -58,6 +58,7 @@ class HttpServer {
   void serve(Connection& c);
   void send(uint64_t id, const HttpReply& reply);
   void flush(Connection& c);
+  bool last_answer(const Connection& c) const;
   void watch(Connection& c);  // epoll's interest in the connection, from its state
   void close(uint64_t id);
   void take_replies();
