@@ -275,7 +275,7 @@ class PostgresNode:
         self.cluster_port = 0
         self.unix = None
         self.proxy_port = 0
-        # A copy of a cluster initdb made once (about 0.1 s against initdb's 2 s of CPU): as fresh as its own.
+        # A copy of a cluster initdb made once, as fresh as its own: a launch took 1.4-1.8 s instead of 2.5-2.7 s.
         template = machine_cache(f"postgres-{self.bin.parent.name}-initdb", self.initdb)
         copy_tree(template / "data", self.dir / "data")
 
