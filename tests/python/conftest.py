@@ -9,6 +9,7 @@ from typing import Iterator
 
 import pytest
 
+from gate_proxy import GateProxy
 from redis_server import PostgresServer, RedisCluster, RedisServer, free_port
 
 
@@ -63,3 +64,12 @@ def slow_redis(redis: RedisServer) -> Iterator[str]:
     yield f"redis://127.0.0.1:{port}?pool=4&timeout=5s"
     proxy.kill()
     proxy.wait()
+
+
+@pytest.fixture
+def gated_redis(redis: RedisServer) -> Iterator[GateProxy]:
+    """A gate before the session's Redis (gate_proxy.py): its URL is redis://127.0.0.1:{port}."""
+    proxy = GateProxy(redis.port)
+    yield proxy
+    proxy.open()
+    proxy.close()

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 import ratewarden
-from conftest import DELAY_S
+from gate_proxy import GateProxy
 
 
 def test_eight_threads_get_exactly_the_limit(store_url: str) -> None:
@@ -23,26 +22,23 @@ def test_eight_threads_get_exactly_the_limit(store_url: str) -> None:
 
 
 @pytest.mark.parametrize("method", ["hit", "allow", "peek"])
-def test_redis_calls_run_concurrently(slow_redis: str, method: str) -> None:
-    limiter = ratewarden.Limiter("1000000/minute", slow_redis, prefix="gil")
+def test_redis_calls_run_concurrently(gated_redis: GateProxy, method: str) -> None:
+    limiter = ratewarden.Limiter("1000000/minute", f"redis://127.0.0.1:{gated_redis.port}?pool=4&timeout=60s",
+                                 prefix="gil")
     call = getattr(limiter, method)
-    calls = 6
-    limiter.hit("warm")  # connects once outside the timing
-
-    def run(n: int) -> float:
-        start = time.perf_counter()
-        for i in range(calls):
-            call(f"t{n}-{i}")
-        return time.perf_counter() - start
-
-    one = run(-1)
-    assert one >= calls * DELAY_S
-    start = time.perf_counter()
+    limiter.hit("warm")  # connects before the gate shuts
+    keys = [f"gil-{method}-{i}." for i in range(4)]
+    gated_redis.shut()
     with ThreadPoolExecutor(4) as pool:
-        list(pool.map(run, range(4)))
-    four = time.perf_counter() - start
-    # With the GIL held across the call, four threads would take 4x one thread's time.
-    assert four < 2 * one, f"4 threads took {four:.3f} s, one thread {one:.3f} s"
+        try:
+            calls = [pool.submit(call, k) for k in keys]
+            # With the GIL held across a call, the first call's wait would keep the other threads from making theirs.
+            assert gated_redis.wait_held(k.encode() for k in keys), "the four calls were never in flight at once"
+            assert not any(c.done() for c in calls)
+        finally:
+            gated_redis.open()
+        for c in calls:
+            c.result()
 
 
 _DAEMONS_IN_STORE_CALLS_AT_EXIT = """
