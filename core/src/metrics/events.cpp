@@ -7,6 +7,7 @@
 #include "io/callback_thread.hpp"
 #include "io/fork_guard.hpp"
 #include "io/io_loop.hpp"
+#include "io/per_process.hpp"
 #include "metrics/emit.hpp"
 #include "ratewarden/clock.hpp"
 
@@ -18,7 +19,6 @@ constexpr size_t kMaxSlots = 10000;  // sources are stores and servers: bounded 
 
 // One rate limit: a kind (or a pair of kinds) from one source.
 struct Slot {
-  uint64_t generation = 0;  // a forked child starts its slots afresh (the parent's timers are not its own)
   int64_t last_us = INT64_MIN / 2;
   bool flush_scheduled = false;
   std::optional<Event> pending;
@@ -29,7 +29,12 @@ struct Events {
   ForkSafeMutex mu;
   std::shared_ptr<const EventHandler> handler;
   std::atomic<bool> has_handler{false};
-  std::map<std::string, Slot> slots;
+  // This process's (PerProcess): a forked child starts afresh. A fork can come while another thread changes the
+  // parent's map (the child gets mu unlocked, not what it guards), and the parent's flush timers are not the child's.
+  PerProcess<std::map<std::string, Slot>> slots;
+  std::map<std::string, Slot>& mine() {
+    return slots.get([] { return new std::map<std::string, Slot>; });
+  }
 };
 
 Events& events() {
@@ -53,8 +58,9 @@ int group_of(EventKind kind) {
 void flush(const std::string& key) {
   Events& e = events();
   std::lock_guard<ForkSafeMutex> lock(e.mu);
-  auto it = e.slots.find(key);
-  if (it == e.slots.end()) return;
+  std::map<std::string, Slot>& slots = e.mine();
+  auto it = slots.find(key);
+  if (it == slots.end()) return;
   Slot& slot = it->second;
   slot.flush_scheduled = false;
   if (!slot.pending || !e.handler) return;
@@ -83,16 +89,13 @@ void emit_event(EventKind kind, const std::string& store, std::string message, c
   {
     std::lock_guard<ForkSafeMutex> lock(e.mu);
     if (!e.handler) return;
-    auto it = e.slots.find(key);
-    if (it == e.slots.end()) {
-      if (e.slots.size() >= kMaxSlots) return;
-      it = e.slots.emplace(key, Slot{}).first;
+    std::map<std::string, Slot>& slots = e.mine();
+    auto it = slots.find(key);
+    if (it == slots.end()) {
+      if (slots.size() >= kMaxSlots) return;
+      it = slots.emplace(key, Slot{}).first;
     }
     Slot& slot = it->second;
-    if (slot.generation != fork_generation()) {
-      slot = Slot();
-      slot.generation = fork_generation();
-    }
     Event event{kind, store, std::move(message), 0};
     if (!slot.flush_scheduled && now - slot.last_us >= kEventGapUs) {
       slot.last_us = now;
