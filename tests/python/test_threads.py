@@ -32,7 +32,8 @@ def test_redis_calls_run_concurrently(gated_redis: GateProxy, method: str) -> No
     with ThreadPoolExecutor(4) as pool:
         try:
             calls = [pool.submit(call, k) for k in keys]
-            # With the GIL held across a call, the first call's wait would keep the other threads from making theirs.
+            # With the GIL held across a call, the first call's wait would keep the other threads from making theirs
+            # (and the gate's threads, in this process, from reading it: the test would fail once that call timed out).
             assert gated_redis.wait_held(k.encode() for k in keys), "the four calls were never in flight at once"
             assert not any(c.done() for c in calls)
         finally:
