@@ -13,11 +13,10 @@ const sent = []; // when each call left: the partner would see these
 const callPartner = partner.wrap(async (order) => sent.push(performance.now()), { key: 'partner-api' });
 
 async function main() {
-  await Promise.all(Array.from({ length: 20 }, (_, i) => callPartner(i)));
-  const span = (Math.max(...sent) - Math.min(...sent)) / 1000;
-  console.log(`${sent.length} calls at once: the last one ${span.toFixed(1)} s after the first (one every 100 ms)`);
+  const calls = Array.from({ length: 20 }, (_, i) => callPartner(i)); // one every 100 ms, in order
 
-  // A call that cannot wait long: rejected at once, charging nothing, when its slot is further than timeoutMs.
+  // While they wait: a call that cannot wait long is rejected at once, charging nothing, when its slot is further
+  // than timeoutMs.
   try {
     await partner.acquire('partner-api', { timeoutMs: 0 });
     console.log('sent');
@@ -30,6 +29,10 @@ async function main() {
   const controller = new AbortController();
   setTimeout(() => controller.abort(), 20);
   await partner.acquire('partner-api', { signal: controller.signal }).catch((error) => console.log(error.name));
+
+  await Promise.all(calls);
+  const span = (Math.max(...sent) - Math.min(...sent)) / 1000;
+  console.log(`${sent.length} calls at once: the last one ${span.toFixed(1)} s after the first (one every 100 ms)`);
 }
 
 main().catch((error) => {
