@@ -68,8 +68,7 @@ def slow_redis(redis: RedisServer) -> Iterator[str]:
 
 @pytest.fixture
 def gated_redis(redis: RedisServer) -> Iterator[GateProxy]:
-    """A gate before the session's Redis (gate_proxy.py): its URL is redis://127.0.0.1:{port}."""
-    proxy = GateProxy(redis.port)
+    """A gate before the session's Redis (gate_proxy.py); calls wait on it as long as a test needs (timeout=60s)."""
+    proxy = GateProxy(redis.port, "redis://127.0.0.1:{port}?pool=4&timeout=60s")
     yield proxy
-    proxy.open()
     proxy.close()

@@ -7,26 +7,35 @@ from __future__ import annotations
 
 import socket
 import threading
-from typing import Iterable, List, Tuple
+from contextlib import contextmanager
+from typing import Iterable, Iterator, List, Tuple
 
 
 class GateProxy:
-    def __init__(self, target_port: int) -> None:
+    def __init__(self, target_port: int, url: str) -> None:
+        """``url``: where clients connect, with ``{port}`` for the proxy's port."""
         self._target = target_port
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port: int = self._listener.getsockname()[1]
+        self.url = url.format(port=self.port)
         self._cond = threading.Condition()
         self._shut = False
         self._held = bytearray()  # everything sent since the gate was shut
         self._pairs: List[Tuple[socket.socket, socket.socket, bytearray]] = []  # client, upstream, not yet passed on
         threading.Thread(target=self._accept, daemon=True).start()
 
-    def shut(self) -> None:
+    @contextmanager
+    def shut(self) -> Iterator[None]:
+        """Shuts the gate for the with block, then opens it (passing on what it held), whatever the block raised."""
         with self._cond:
             self._shut = True
             self._held.clear()
+        try:
+            yield
+        finally:
+            self._open()
 
-    def open(self) -> None:
+    def _open(self) -> None:
         with self._cond:
             self._shut = False
             for _, upstream, pending in self._pairs:

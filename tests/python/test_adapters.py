@@ -349,19 +349,16 @@ def test_asgi_never_blocks_the_event_loop(adapter: str, gated_redis: GateProxy) 
     # at once, and an unlimited route answers meanwhile; a call that blocked the event loop would hold up both for as
     # long as the gate stays shut. (Django: its sync views run one at a time in its thread; the limit is decided
     # before, on the event loop, all at once.)
-    with serve(adapter, f"redis://127.0.0.1:{gated_redis.port}?pool=4&timeout=60s") as s:
+    with serve(adapter, gated_redis.url) as s:
         run = next(_clients)
         s.get("/api", headers={"X-API-Key": f"warm-{run}"})
         keys = [f"k-{run}-{i}" for i in range(48)]
-        gated_redis.shut()
         with ThreadPoolExecutor(48) as pool:
-            try:
+            with gated_redis.shut():
                 limited = [pool.submit(s.get, "/api", headers={"X-API-Key": k}) for k in keys]
                 assert gated_redis.wait_held(k.encode() for k in keys), "the 48 store calls were never in flight at once"
                 assert not any(f.done() for f in limited)
                 assert s.get("/health")[0] == 200
-            finally:
-                gated_redis.open()
             assert [f.result()[0] for f in limited] == [200] * 48
 
 

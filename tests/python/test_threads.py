@@ -23,21 +23,17 @@ def test_eight_threads_get_exactly_the_limit(store_url: str) -> None:
 
 @pytest.mark.parametrize("method", ["hit", "allow", "peek"])
 def test_redis_calls_run_concurrently(gated_redis: GateProxy, method: str) -> None:
-    limiter = ratewarden.Limiter("1000000/minute", f"redis://127.0.0.1:{gated_redis.port}?pool=4&timeout=60s",
-                                 prefix="gil")
+    limiter = ratewarden.Limiter("1000000/minute", gated_redis.url, prefix="gil")
     call = getattr(limiter, method)
     limiter.hit("warm")  # connects before the gate shuts
     keys = [f"gil-{method}-{i}." for i in range(4)]
-    gated_redis.shut()
     with ThreadPoolExecutor(4) as pool:
-        try:
+        with gated_redis.shut():
             calls = [pool.submit(call, k) for k in keys]
             # With the GIL held across a call, the first call's wait would keep the other threads from making theirs
             # (and the gate's threads, in this process, from reading it: the test would fail once that call timed out).
             assert gated_redis.wait_held(k.encode() for k in keys), "the four calls were never in flight at once"
             assert not any(c.done() for c in calls)
-        finally:
-            gated_redis.open()
         for c in calls:
             c.result()
 
