@@ -84,9 +84,12 @@ int64_t integer_value(napi_env env, napi_value value, const char* name) {
   if (!std::isfinite(d) || std::floor(d) != d)
     throw_invalid(Napi::Env(env),
                   std::string(name) + " must be an integer, got " + Napi::Value(env, value).ToString().Utf8Value());
-  // Beyond 2^53 a double is not an exact integer; any such value is far above every bound anyway.
-  constexpr double kExact = 9007199254740992.0;
-  return static_cast<int64_t>(std::fmax(-kExact, std::fmin(kExact, d)));
+  // Every integral double of magnitude below 2^63 is an int64 exactly, and the core's message then names the number
+  // JS shows for it. None beyond is: refused here, in the words of the Python binding.
+  if (d >= kInt64Bound || d < -kInt64Bound)
+    throw_invalid(Napi::Env(env), std::string(name) + " is out of range (it does not fit in 64 bits), got " +
+                                      Napi::Value(env, value).ToString().Utf8Value());
+  return static_cast<int64_t>(d);
 }
 
 void write_decision(const ratewarden::Decision& d, double* out) {

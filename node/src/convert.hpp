@@ -27,9 +27,11 @@ class KeyBuffer {
   std::string long_key_;  // a key over the limit, read whole for the core's message
 };
 
-// An integer Number, such as a cost: NaN, Infinity and fractions are invalid here (named `name` in the message);
-// the range is checked by the core.
+// An integer Number, such as a cost: NaN, Infinity, fractions and integers no int64 holds (from 2^63 up, below -2^63)
+// are invalid here (named `name` in the message); the range is checked by the core.
 int64_t integer_value(napi_env env, napi_value value, const char* name = "cost");
+// 2^63: the int64s are the integers of [-2^63, 2^63), both ends exactly doubles.
+inline constexpr double kInt64Bound = 9223372036854775808.0;
 inline int64_t integer_value(const Napi::Value& value, const char* name = "cost") {
   return integer_value(value.Env(), value, name);
 }

@@ -56,8 +56,9 @@ uint32_t call_id(napi_env env, napi_value value) {
   return id;
 }
 
+// Infinity, or a wait beyond what an int64 of µs holds (about 292,000 years): no bound.
 int64_t max_wait_us(const Napi::Value& value) {
-  if (value.IsNumber() && value.As<Napi::Number>().DoubleValue() == std::numeric_limits<double>::infinity())
+  if (value.IsNumber() && value.As<Napi::Number>().DoubleValue() >= kInt64Bound)
     return std::numeric_limits<int64_t>::max();
   return integer_value(value, "maxWaitMs");
 }

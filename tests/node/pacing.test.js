@@ -82,6 +82,16 @@ for (const [name, url] of Object.entries(STORES)) {
       assert.equal((await limiter.reserve('k', { maxWaitMs: 1000 })).allowed, true); // the next slot, not one further
     });
 
+    test('a maxWaitMs beyond what 64 bits of microseconds hold is no bound, as Infinity is', async () => {
+      const limiter = paced(url(), '1/hour');
+      for (const maxWaitMs of [2 ** 62 / 1000, 1e300, Number.MAX_VALUE, Infinity]) {
+        const r = await limiter.reserve('k', { maxWaitMs });
+        assert.equal(r.allowed, true, String(maxWaitMs));
+      }
+      // Four slots an hour apart: the last one three hours away.
+      assert.ok((await limiter.peek('k')).retryAfterMs > 3 * 3_600_000, 'every reservation was charged');
+    });
+
     test('an abort while waiting rejects with its reason and gives the slot back', async () => {
       const limiter = paced(url(), '5/second'); // a slot every 200 ms
       await limiter.acquire('k');
