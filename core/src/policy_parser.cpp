@@ -92,6 +92,9 @@ class ItemParser {
       ++pos_;
     }
     if (pos_ == start) fail(std::string("missing ") + what);
+    // "1.5/second" or "1/0.5s" would otherwise fail further on, at the '.', as a missing '/' or unit.
+    if (pos_ < s_.size() && s_[pos_] == '.')
+      fail(std::string(what) + " must be a whole number: \"3/2s\" is 1.5 a second, \"1/500ms\" one per half second");
     return value;
   }
   std::string word() {

@@ -58,7 +58,7 @@ INSTANTIATE_TEST_SUITE_P(Strings, ParseBad,
                          ::testing::Values("", "   ", "abc", "100", "100/", "/minute", "100/fortnight", "0/minute",
                                            "10/0s", "-5/minute", "10 minute", "10/minute;", "; 10/minute",
                                            "10/minute;;5/s", "10 permille second", "10/minute extra",
-                                           "1.5/second", "99999999999999999999/s", "10/4000d"));
+                                           "1.5/second", "1/0.5s", "99999999999999999999/s", "10/4000d"));
 
 TEST(ParseBad, NamesTheReason) {
   try {
@@ -66,6 +66,16 @@ TEST(ParseBad, NamesTheReason) {
     FAIL();
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("unknown unit \"fortnight\""), std::string::npos) << e.what();
+  }
+  // A fraction is named as one, not as the '/' or unit the parser would find missing after it.
+  for (const char* text : {"1.5/second", "1/0.5s", "10 per 1.5 minutes"}) {
+    try {
+      parse_rates(text);
+      FAIL() << text;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(" must be a whole number: \"3/2s\" is 1.5 a second"), std::string::npos)
+          << e.what();
+    }
   }
 }
 
