@@ -201,9 +201,12 @@ describe('bad input is an Error with a code, never a crash', () => {
     }
     // A cost no int64 holds is refused as out of range; a larger integer than 2^53 is read exactly, so the core's
     // refusal names the number JS shows for it.
-    for (const [cost, message] of [[1e20, /^cost is out of range \(it does not fit in 64 bits\), got 100000000000000000000$/],
+    const costs = [
+      [1e20, /^cost is out of range \(it does not fit in 64 bits\), got 100000000000000000000$/],
       [-(2 ** 63), /^cost must be between 1 and 5 .*, got -9223372036854775808$/],
-      [2 ** 60, /^cost must be between 1 and 5 .*, got 1152921504606846976$/]]) {
+      [2 ** 60, /^cost must be between 1 and 5 .*, got 1152921504606846976$/],
+    ];
+    for (const [cost, message] of costs) {
       assert.throws(() => limiter.hitSync('k', { cost }), { code: codes.INVALID_ARGUMENT, message }, String(cost));
       await assert.rejects(limiter.hit('k', { cost }), { code: codes.INVALID_ARGUMENT, message }, String(cost));
     }
