@@ -81,14 +81,13 @@ int64_t integer_value(napi_env env, napi_value value, const char* name) {
   double d = 0;
   if (napi_get_value_double(env, value, &d) != napi_ok)
     throw_invalid(Napi::Env(env), std::string(name) + " must be an integer");
-  if (!std::isfinite(d) || std::floor(d) != d)
-    throw_invalid(Napi::Env(env),
-                  std::string(name) + " must be an integer, got " + Napi::Value(env, value).ToString().Utf8Value());
+  const auto refuse = [&](const char* why) {
+    throw_invalid(Napi::Env(env), std::string(name) + why + ", got " + Napi::Value(env, value).ToString().Utf8Value());
+  };
+  if (!std::isfinite(d) || std::floor(d) != d) refuse(" must be an integer");
   // Every integral double of magnitude below 2^63 is an int64 exactly, and the core's message then names the number
   // JS shows for it. None beyond is: refused here, in the words of the Python binding.
-  if (d >= kInt64Bound || d < -kInt64Bound)
-    throw_invalid(Napi::Env(env), std::string(name) + " is out of range (it does not fit in 64 bits), got " +
-                                      Napi::Value(env, value).ToString().Utf8Value());
+  if (d >= kInt64Bound || d < -kInt64Bound) refuse(" is out of range (it does not fit in 64 bits)");
   return static_cast<int64_t>(d);
 }
 
