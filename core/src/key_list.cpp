@@ -21,10 +21,20 @@ std::string policy_of(int64_t duration_us) {
   return ms <= 1000000000 ? "1/" + std::to_string(ms) + "ms" : "1/" + std::to_string((ms + 999) / 1000) + "s";
 }
 
+std::string prefix_of(const Store* store, const std::string& name) {
+  if (store == nullptr) throw InvalidArgument("a KeyList needs a store");
+  std::string prefix = store->key_prefix() + ":list:" + name;
+  if (prefix.size() > 256)
+    throw InvalidArgument("a KeyList's key prefix \"<store's prefix>:list:<name>\" must be at most 256 bytes, got " +
+                          std::to_string(prefix.size()) + ": a shorter name or store prefix");
+  return prefix;
+}
+
 // The list's entries are a limiter's decisions: counted under "list:<name>" (stats.hpp), not a policy string.
-LimiterOptions limiter_options(const std::string& name) {
+LimiterOptions limiter_options(const std::string& name, const std::string& prefix) {
   LimiterOptions o;
   o.name = "list:" + name;
+  o.prefix = prefix;
   return o;
 }
 
@@ -34,24 +44,18 @@ KeyList::KeyList(std::string name, std::shared_ptr<Store> store, int64_t duratio
     : name_(checked_name(std::move(name))),
       duration_us_(duration_us),
       policy_(policy_of(duration_us)),
-      limiter_(policy_, std::move(store), limiter_options(name_)) {}
-
-std::string KeyList::entry_key(std::string_view key) const {
-  std::string k = "list:" + name_ + ":";
-  k.append(key.data(), key.size());
-  return k;
-}
+      prefix_(prefix_of(store.get(), name_)),
+      limiter_(policy_, std::move(store), limiter_options(name_, prefix_)) {}
 
 void KeyList::add(std::string_view key) {
-  const std::string k = entry_key(key);
-  limiter_.reset(k);
-  limiter_.hit(k);
+  limiter_.reset(key);
+  limiter_.hit(key);
 }
 
-void KeyList::remove(std::string_view key) { limiter_.reset(entry_key(key)); }
+void KeyList::remove(std::string_view key) { limiter_.reset(key); }
 
 bool KeyList::contains(std::string_view key) { return expires_in_us(key) > 0; }
 
-int64_t KeyList::expires_in_us(std::string_view key) { return limiter_.peek(entry_key(key)).retry_after_us; }
+int64_t KeyList::expires_in_us(std::string_view key) { return limiter_.peek(key).retry_after_us; }
 
 }  // namespace ratewarden

@@ -17,7 +17,8 @@ class KeyList {
 
   // Keys held in `store`, each for `durationMs` from when it was added (default: 10 years, i.e. until removed):
   // every process of every runtime on the store sees an entry as soon as it is added. An entry is the state of a
-  // one-hit fixed window of durationMs under the store's key prefix, for the key "list:<name>:<key>".
+  // one-hit fixed window of durationMs for the key itself, under the list's own prefix
+  // "<store's prefix>:list:<name>".
   constructor({ name, store = 'memory://', durationMs = MAX_DURATION_MS } = {}) {
     if (typeof durationMs !== 'number' || !Number.isFinite(durationMs)) {
       throw invalidArgument(`durationMs must be a finite number, got ${String(durationMs)}`);
@@ -29,7 +30,11 @@ class KeyList {
     this.name = name;
     this.durationMs = durationMs;
     this.#limiter = new Limiter({
-      policy: this.#native.policy, store: s, algorithm: 'fixed_window', name: `list:${name}`,
+      policy: this.#native.policy,
+      store: s,
+      algorithm: 'fixed_window',
+      prefix: this.#native.prefix,
+      name: `list:${name}`,
     });
   }
 
@@ -37,19 +42,14 @@ class KeyList {
     return this.#limiter.store;
   }
 
-  #key(key) {
-    return this.#native.entryKey(key);
-  }
-
   // Adds the key for durationMs from now (again from now if it was there).
   async add(key) {
-    const k = this.#key(key);
-    await this.#limiter.reset(k);
-    await this.#limiter.hit(k);
+    await this.#limiter.reset(key);
+    await this.#limiter.hit(key);
   }
 
   async remove(key) {
-    await this.#limiter.reset(this.#key(key));
+    await this.#limiter.reset(key);
   }
 
   async has(key) {
@@ -58,7 +58,7 @@ class KeyList {
 
   // Milliseconds until the key's entry ends (rounded up); 0 when it is not in the list.
   async expiresInMs(key) {
-    return (await this.#limiter.peek(this.#key(key))).retryAfterMs;
+    return (await this.#limiter.peek(key)).retryAfterMs;
   }
 }
 

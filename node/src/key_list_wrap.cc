@@ -11,7 +11,7 @@ namespace rwnode {
 Napi::Function KeyListWrap::define(Napi::Env env) {
   return DefineClass(env, "KeyList",
                      {InstanceAccessor<&KeyListWrap::get_policy>("policy"),
-                      InstanceMethod<&KeyListWrap::entry_key>("entryKey")});
+                      InstanceAccessor<&KeyListWrap::get_prefix>("prefix")});
 }
 
 KeyListWrap::KeyListWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<KeyListWrap>(info) {
@@ -27,9 +27,8 @@ Napi::Value KeyListWrap::get_policy(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), list_->policy());
 }
 
-Napi::Value KeyListWrap::entry_key(const Napi::CallbackInfo& info) {
-  const std::string key = list_->entry_key(addon_data(info.Env()).keys.read(info[0]));
-  return Napi::Buffer<char>::Copy(info.Env(), key.data(), key.size());
+Napi::Value KeyListWrap::get_prefix(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), list_->prefix());
 }
 
 }  // namespace rwnode

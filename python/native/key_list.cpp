@@ -31,9 +31,7 @@ void bind_key_list(py::module_& m) {
       .def_property_readonly("name", &KeyList::name)
       .def_property_readonly("policy", &KeyList::policy, "Its entries' policy (one hit per duration).")
       .def_property_readonly("store", &KeyList::store)
-      .def(
-          "entry_key", [](const KeyList& l, py::handle key) { return py::bytes(l.entry_key(key_view(key))); },
-          py::arg("key"), "The user key of `key`'s entry: b\"list:<name>:<key>\".")
+      .def_property_readonly("prefix", &KeyList::prefix, "Its entries' key prefix: \"<store's prefix>:list:<name>\".")
       .def("add", call(&KeyList::add), py::arg("key"),
            "Adds the key for the list's duration from now (again from now if it was there).")
       .def("remove", call(&KeyList::remove), py::arg("key"))

@@ -32,18 +32,48 @@ TEST(KeyList, EntriesLastTheirDurationFromTheLastAdd) {
   EXPECT_FALSE(blocked.contains(key));
 }
 
-// Another runtime sees an entry through a limiter of the list's policy on the entry's key (what Python's and Node's
-// asynchronous forms call), and a list of another duration is another list.
-TEST(KeyList, AnEntryIsAOneHitWindowUnderItsKey) {
+// Another runtime sees an entry through a limiter of the list's policy and prefix on the key itself (what Python's
+// and Node's asynchronous forms call), and a list of another duration is another list.
+TEST(KeyList, AnEntryIsAOneHitWindowUnderTheListsPrefix) {
   ManualClock clock;
   const auto store = memory_store(clock);
   KeyList list("partners.v2", store, 60 * kS);
   list.add("acme");
-  EXPECT_EQ(list.entry_key("acme"), "list:partners.v2:acme");
-  Limiter seen(list.policy(), store);
-  EXPECT_FALSE(seen.peek(list.entry_key("acme")).allowed);
+  EXPECT_EQ(list.prefix(), "rw:list:partners.v2");
+  LimiterOptions o;
+  o.prefix = list.prefix();
+  Limiter seen(list.policy(), store, o);
+  EXPECT_FALSE(seen.peek("acme").allowed);
   EXPECT_FALSE(KeyList("partners.v2", store, 61 * kS).contains("acme"));
   EXPECT_TRUE(KeyList("partners.v2", store, 60 * kS).contains("acme"));
+}
+
+// A limiter's key is often the client's to choose (an address, a user name): no key of a limiter under the store's
+// prefix, of any policy, reaches a list's entry, to add one (an allow list) or to remove one (a deny list).
+TEST(KeyList, NoLimiterKeyNamesAnEntry) {
+  ManualClock clock;
+  const auto store = memory_store(clock);
+  KeyList allow("allow", store, 900 * kS);
+  KeyList deny("deny", store, 900 * kS);
+  deny.add("203.0.113.9");
+  LimiterOptions o;
+  o.algorithm = Algorithm::fixed_window;
+  Limiter limiter("1/900s", store, o);  // the lists' policy and algorithm
+  for (const std::string key : {"list:allow:203.0.113.7", "allow:203.0.113.7", "203.0.113.7"}) limiter.hit(key);
+  for (const std::string key : {"list:deny:203.0.113.9", "deny:203.0.113.9", "203.0.113.9"}) limiter.reset(key);
+  EXPECT_FALSE(allow.contains("203.0.113.7"));
+  EXPECT_TRUE(deny.contains("203.0.113.9"));
+}
+
+// A list's keys are a limiter's: 1 to 4096 bytes, the list's name and prefix not counted.
+TEST(KeyList, KeysAreOneTo4096Bytes) {
+  const auto store = open_store("memory://");
+  KeyList list(std::string(64, 'n'), store);
+  const std::string longest(4096, 'k');
+  list.add(longest);
+  EXPECT_TRUE(list.contains(longest));
+  EXPECT_THROW(list.add(""), InvalidArgument);
+  EXPECT_THROW(list.contains(std::string(4097, 'k')), InvalidArgument);
 }
 
 TEST(KeyList, PolicyInWholeMillisecondsOrSeconds) {
@@ -66,8 +96,12 @@ TEST(KeyList, RejectsBadNamesAndDurations) {
   EXPECT_THROW(KeyList("l", store, 999), InvalidArgument);
   EXPECT_THROW(KeyList("l", store, 0), InvalidArgument);
   EXPECT_THROW(KeyList("l", store, KeyList::kMaxDurationUs + 1), InvalidArgument);
-  KeyList list("l", store);
-  EXPECT_THROW(list.contains(std::string(4097, 'k')), InvalidArgument);  // with its head, past 4096 bytes
+  EXPECT_THROW(KeyList("l", nullptr), InvalidArgument);
+  // "<store's prefix>:list:<name>" is at most 256 bytes, as every prefix.
+  const auto long_prefix = open_store("memory://?prefix=" + std::string(180, 'p'));
+  EXPECT_NO_THROW(KeyList(std::string(64, 'n'), long_prefix));
+  EXPECT_THROW(KeyList(std::string(64, 'n'), open_store("memory://?prefix=" + std::string(187, 'p'))),
+               InvalidArgument);
 }
 
 }  // namespace

@@ -56,5 +56,9 @@ test('bad input', async () => {
   }
   const list = new KeyList({ name: 'ok' });
   await assert.rejects(list.add(7), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
-  await assert.rejects(list.add('k'.repeat(4096)), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
+  // A list's keys are a limiter's: 1 to 4096 bytes, its name not counted.
+  await assert.rejects(list.add(''), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
+  await assert.rejects(list.add('k'.repeat(4097)), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
+  await list.add('k'.repeat(4096));
+  assert.equal(await list.has('k'.repeat(4096)), true);
 });

@@ -63,5 +63,10 @@ def test_bad_input() -> None:
             ratewarden.KeyList("ok", duration=duration)
     with pytest.raises(TypeError):
         ratewarden.KeyList("ok").add(7)  # type: ignore[arg-type]
-    with pytest.raises(ratewarden.InvalidArgumentError):
-        ratewarden.KeyList("ok").add("k" * 4096)  # the list's head makes it longer than a key may be
+    # A list's keys are a limiter's: 1 to 4096 bytes, its name not counted.
+    for key in ["", "k" * 4097]:
+        with pytest.raises(ratewarden.InvalidArgumentError):
+            ratewarden.KeyList("ok").add(key)
+    longest = ratewarden.KeyList("ok")
+    longest.add("k" * 4096)
+    assert "k" * 4096 in longest

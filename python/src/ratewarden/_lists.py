@@ -22,8 +22,9 @@ class KeyList(_native.KeyList):
     duration are the same list: the list is the core's, which checks the name (1 to 64 letters, digits, ``_``,
     ``.`` or ``-``) and the duration (1 ms to 3650 days).
 
-    An entry is the state of a one-hit fixed window of ``duration`` under the store's key prefix, for the key
-    ``list:<name>:<key>`` (docs/key-lists.md): ``add`` starts it, ``remove`` forgets it, ``contains`` is a peek.
+    An entry is the state of a one-hit fixed window of ``duration`` for the key itself, under the list's own prefix
+    ``<store's prefix>:list:<name>`` (docs/key-lists.md): ``add`` starts it, ``remove`` forgets it, ``contains`` is a
+    peek.
     """
 
     def __init__(self, name: str, store: Union[str, Store] = "memory://", *, duration: float = _MAX_DURATION) -> None:
@@ -42,24 +43,25 @@ class KeyList(_native.KeyList):
         return self.contains(key)
 
     def _async(self) -> Limiter:
-        """The limiter of the asyncio forms: the list's policy on its store (the core's entries, the same keys)."""
+        """The limiter of the asyncio forms: the list's policy and prefix on its store (the core's entries)."""
         if self._limiter is None:
-            self._limiter = Limiter(self.policy, self.store, algorithm="fixed_window", name=f"list:{self.name}")
+            self._limiter = Limiter(
+                self.policy, self.store, algorithm="fixed_window", prefix=self.prefix, name=f"list:{self.name}"
+            )
         return self._limiter
 
     async def aadd(self, key: Key) -> None:
-        k = self.entry_key(key)
-        await self._async().areset(k)
-        await self._async().ahit(k)
+        await self._async().areset(key)
+        await self._async().ahit(key)
 
     async def aremove(self, key: Key) -> None:
-        await self._async().areset(self.entry_key(key))
+        await self._async().areset(key)
 
     async def acontains(self, key: Key) -> bool:
         return await self.aexpires_in(key) > 0  # as the core's contains
 
     async def aexpires_in(self, key: Key) -> float:
-        return (await self._async().apeek(self.entry_key(key))).retry_after
+        return (await self._async().apeek(key)).retry_after
 
     def __repr__(self) -> str:
         return f"KeyList({self.name!r}, store={self.store!r}, duration={self.duration!r})"
