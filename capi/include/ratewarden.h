@@ -240,7 +240,8 @@ RW_EXPORT int rw_hit_many_v2(rw_limiter_t *limiter, const char *const *keys, con
 /* ---- Asynchronous calls (for event loops) ----------------------------------------------------------------- */
 
 /* Threading: each accepted asynchronous call calls its callback exactly once, on the library's callback thread —
- * never on the caller's thread, never before the function returned. One thread serves every callback of the
+ * never on the caller's thread, though it may run before the function has returned (that thread runs beside the
+ * caller's: make ready what the callback reads before the call). One thread serves every callback of the
  * process, in order (docs/threading.md): a callback should be quick — hand the answer to your event loop — but it
  * may block and may call any function of this header, synchronous ones included (they wait on the library's I/O
  * thread, not on this one; nothing can deadlock). Pointers passed to a callback are valid only during the call:

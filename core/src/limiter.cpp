@@ -241,12 +241,16 @@ const Decision& Limiter::fallback(Mode mode) const {
   return mode == Mode::cancel ? not_given : on_failure_;
 }
 
-void Limiter::validate_reserve(int64_t max_wait_us) const {
+void Limiter::validate_reservations(const char* call) const {
   const Algorithm a = policies_[0].algorithm;
   if (a != Algorithm::gcra && a != Algorithm::token_bucket)
-    throw InvalidArgument("reserve needs the gcra or token_bucket algorithm, not " + std::string(algorithm_name(a)) +
-                          ": a window algorithm cannot hold a slot in a later window (docs/algorithms.md, "
-                          "\"Reservations\")");
+    throw InvalidArgument(std::string(call) + " needs the gcra or token_bucket algorithm, not " +
+                          std::string(algorithm_name(a)) + ": a window algorithm cannot hold a slot in a later window "
+                          "(docs/algorithms.md, \"Reservations\")");
+}
+
+void Limiter::validate_reserve(int64_t max_wait_us) const {
+  validate_reservations("reserve");
   if (max_wait_us < 0) throw InvalidArgument("max_wait must be >= 0, got " + std::to_string(max_wait_us) + " µs");
 }
 
@@ -263,6 +267,7 @@ bool Limiter::cancellable(const Decision& reservation) const {
 
 bool Limiter::cancel(std::string_view key, int64_t cost, const Decision& reservation) {
   validate(key, cost);
+  validate_reservations("cancel");
   if (!cancellable(reservation)) return false;
   return decide(key, cost, Mode::cancel, reservation.ticket).allowed;
 }
@@ -378,6 +383,7 @@ void Limiter::reserve_async(std::string_view key, int64_t cost, int64_t max_wait
 void Limiter::cancel_async(std::string_view key, int64_t cost, const Decision& reservation, DecisionCallback done,
                            Completion where) {
   validate(key, cost);
+  validate_reservations("cancel");
   if (!cancellable(reservation)) {
     static const Decision not_given;
     return deliver(std::move(done), where)(&not_given, nullptr);

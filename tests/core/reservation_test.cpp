@@ -175,6 +175,23 @@ TEST(ReservationErrors, RefusedWhereTheyCannotHoldASlot) {
   EXPECT_FALSE(called);
 }
 
+// A window algorithm has no slot to give back: cancel refuses as reserve does, whatever reservation it is given
+// (the stores' window scripts would read a cancel as a peek, and Redis's answer "given back").
+TEST(ReservationErrors, CancelRefusedByTheWindowAlgorithms) {
+  auto store = open_store("memory://");
+  Decision made_up;
+  made_up.allowed = true;
+  made_up.ticket = 1;
+  for (Algorithm a : {Algorithm::fixed_window, Algorithm::sliding_window, Algorithm::sliding_log}) {
+    Limiter window("10/s", store, with_algorithm(a));
+    EXPECT_THROW(window.cancel("k", 1, made_up), InvalidArgument) << algorithm_name(a);
+    bool called = false;
+    EXPECT_THROW(window.cancel_async("k", 1, made_up, [&](const Decision*, const Error*) { called = true; }),
+                 InvalidArgument);
+    EXPECT_FALSE(called);
+  }
+}
+
 TEST(ReservationErrors, CancelGivesBackOnlyWhatItCan) {
   ManualClock clock(kStart);
   auto store = open_store("memory://", clock.clock());

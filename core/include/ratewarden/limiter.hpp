@@ -78,8 +78,9 @@ class Limiter {
   Decision reserve(std::string_view key, int64_t cost, int64_t max_wait_us);
   // Gives the slot of `reservation` (reserve's allowed decision for this key and cost) back: true when it was given
   // back, which it is when nothing was charged on the key after it; otherwise the slot stays spent (giving it back
-  // would let a newcomer share a later caller's slot), as it does for a limiter of several policies. A store
-  // failure is thrown with on_store_error = raise, else answered false.
+  // would let a newcomer share a later caller's slot), as it does for a limiter of several policies. Throws
+  // InvalidArgument for a window algorithm, as reserve. A store failure is thrown with on_store_error = raise, else
+  // answered false.
   bool cancel(std::string_view key, int64_t cost, const Decision& reservation);
   // One hit per key, in one round trip where the store can. Keys the store failed on get on_store_error's answer;
   // with raise, the first failure is thrown (keys the store already decided stay charged).
@@ -137,7 +138,10 @@ class Limiter {
                      int64_t mode_arg = 0) const;
   // Whether `reservation` has a slot this limiter can try to give back (an allowed one with a ticket, one policy).
   bool cancellable(const Decision& reservation) const;
-  // Throws InvalidArgument unless the policies can take reservations and max_wait_us >= 0.
+  // Throws InvalidArgument, naming `call`, unless the policies can take reservations (a window algorithm has none
+  // to give back either: its store scripts would read a cancel as a peek).
+  void validate_reservations(const char* call) const;
+  // ... and unless max_wait_us >= 0.
   void validate_reserve(int64_t max_wait_us) const;
   // What a call of `mode` answers when the store fails and on_store_error is not raise.
   const Decision& fallback(Mode mode) const;
