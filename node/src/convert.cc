@@ -45,6 +45,17 @@ size_t encode_utf8(const char16_t* in, size_t n, char* out) {
   return static_cast<size_t>(o - out);
 }
 
+// A JS value as a message shows it: a string quoted, a BigInt with its n, a symbol by its kind, the rest as String()
+// writes it (2^60 as 1152921504606846976, NaN, null, true, [object Object]).
+std::string shown(napi_env env, napi_value value) {
+  napi_valuetype kind = napi_undefined;
+  napi_typeof(env, value, &kind);
+  if (kind == napi_symbol) return "a symbol";
+  const std::string text = Napi::Value(env, value).ToString().Utf8Value();
+  if (kind == napi_string) return "\"" + text + "\"";
+  return kind == napi_bigint ? text + "n" : text;
+}
+
 }  // namespace
 
 KeyBuffer::KeyBuffer() : units_(ratewarden::kMaxKeyBytes + 1, u'\0'), bytes_(3 * units_.size(), '\0') {}
@@ -78,13 +89,12 @@ std::string_view KeyBuffer::read(napi_env env, napi_value value) {
 }
 
 int64_t integer_value(napi_env env, napi_value value, const char* name) {
-  double d = 0;
-  if (napi_get_value_double(env, value, &d) != napi_ok)
-    throw_invalid(Napi::Env(env), std::string(name) + " must be an integer");
   const auto refuse = [&](const char* why) {
-    throw_invalid(Napi::Env(env), std::string(name) + why + ", got " + Napi::Value(env, value).ToString().Utf8Value());
+    throw_invalid(Napi::Env(env), std::string(name) + why + ", got " + shown(env, value));
   };
-  if (!std::isfinite(d) || std::floor(d) != d) refuse(" must be an integer");
+  double d = 0;
+  if (napi_get_value_double(env, value, &d) != napi_ok || !std::isfinite(d) || std::floor(d) != d)
+    refuse(" must be an integer");
   // Every integral double of magnitude below 2^63 is an int64 exactly, and the core's message then names the number
   // JS shows for it. None beyond is: refused here, in the words of the Python binding.
   if (d >= kInt64Bound || d < -kInt64Bound) refuse(" is out of range (it does not fit in 64 bits)");

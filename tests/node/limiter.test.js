@@ -205,6 +205,14 @@ describe('bad input is an Error with a code, never a crash', () => {
       [1e20, /^cost is out of range \(it does not fit in 64 bits\), got 100000000000000000000$/],
       [-(2 ** 63), /^cost must be between 1 and 5 .*, got -9223372036854775808$/],
       [2 ** 60, /^cost must be between 1 and 5 .*, got 1152921504606846976$/],
+      // A cost of another type says what it was (a cost read from a query string is a string).
+      ['2', /^cost must be an integer, got "2"$/],
+      [2n, /^cost must be an integer, got 2n$/],
+      [null, /^cost must be an integer, got null$/],
+      [true, /^cost must be an integer, got true$/],
+      [{}, /^cost must be an integer, got \[object Object\]$/],
+      [Symbol('s'), /^cost must be an integer, got a symbol$/],
+      [1.5, /^cost must be an integer, got 1.5$/],
     ];
     for (const [cost, message] of costs) {
       assert.throws(() => limiter.hitSync('k', { cost }), { code: codes.INVALID_ARGUMENT, message }, String(cost));
