@@ -13,4 +13,10 @@ const char* error_code_name(ErrorCode code) noexcept {
   return "unknown";
 }
 
+std::string error_message(std::string message) {
+  for (size_t at = message.find('\0'); at != std::string::npos; at = message.find('\0', at + 2))
+    message.replace(at, 1, "\\0");
+  return message;
+}
+
 }  // namespace ratewarden

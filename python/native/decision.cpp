@@ -73,32 +73,29 @@ void decision_dealloc(PyObject* self) {
   Py_DECREF(type);  // instances of a heap type hold a reference to it
 }
 
+// Every field, as the constructor names them (in seconds where it reads seconds); a reservation's wait and ticket
+// only for a reservation, whose wait comes first (what its caller acts on).
 PyObject* decision_repr(PyObject* self) {
   const Decision& d = fields(self);
-  if (d.wait_us != 0 || d.ticket != 0) {  // a reservation's
-    PyObject* wait = PyFloat_FromDouble(seconds(d.wait_us));
-    PyObject* reset = PyFloat_FromDouble(seconds(d.reset_after_us));
-    PyObject* out = wait == nullptr || reset == nullptr
-                        ? nullptr
-                        : PyUnicode_FromFormat("Decision(allowed=%s, wait=%R, limit=%lld, remaining=%lld, "
-                                               "reset_after=%R, policy_index=%d)",
-                                               d.allowed ? "True" : "False", wait, static_cast<long long>(d.limit),
-                                               static_cast<long long>(d.remaining), reset,
-                                               static_cast<int>(d.policy_index));
-    Py_XDECREF(wait);
-    Py_XDECREF(reset);
-    return out;
-  }
+  const bool reservation = d.wait_us != 0 || d.ticket != 0;
+  PyObject* wait = PyFloat_FromDouble(seconds(d.wait_us));
   PyObject* reset_after = PyFloat_FromDouble(seconds(d.reset_after_us));
   PyObject* retry_after = PyFloat_FromDouble(seconds(d.retry_after_us));
   PyObject* text = nullptr;
-  if (reset_after != nullptr && retry_after != nullptr) {
-    text = PyUnicode_FromFormat(
-        "Decision(allowed=%s, limit=%lld, remaining=%lld, reset_after=%R, retry_after=%R, used=%lld, "
-        "policy_index=%d)",
-        d.allowed ? "True" : "False", static_cast<long long>(d.limit), static_cast<long long>(d.remaining),
-        reset_after, retry_after, static_cast<long long>(d.used), static_cast<int>(d.policy_index));
+  if (wait != nullptr && reset_after != nullptr && retry_after != nullptr) {
+    PyObject* head = reservation ? PyUnicode_FromFormat(", wait=%R", wait) : PyUnicode_FromString("");
+    PyObject* tail = reservation ? PyUnicode_FromFormat(", ticket=%lld", static_cast<long long>(d.ticket))
+                                 : PyUnicode_FromString("");
+    if (head != nullptr && tail != nullptr)
+      text = PyUnicode_FromFormat(
+          "Decision(allowed=%s%U, limit=%lld, remaining=%lld, reset_after=%R, retry_after=%R, used=%lld, "
+          "policy_index=%d%U)",
+          d.allowed ? "True" : "False", head, static_cast<long long>(d.limit), static_cast<long long>(d.remaining),
+          reset_after, retry_after, static_cast<long long>(d.used), static_cast<int>(d.policy_index), tail);
+    Py_XDECREF(head);
+    Py_XDECREF(tail);
   }
+  Py_XDECREF(wait);
   Py_XDECREF(reset_after);
   Py_XDECREF(retry_after);
   return text;

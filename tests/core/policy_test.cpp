@@ -79,6 +79,18 @@ TEST(ParseBad, NamesTheReason) {
   }
 }
 
+// A message is a C string (what(), the C ABI's errmsg): a NUL in the input it quotes is written \0, and what
+// follows it stays in the message.
+TEST(ParseBad, QuotesANulAsBackslashZero) {
+  try {
+    parse_rates(std::string("5/min\0ute", 9));
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("\"5/min\\0ute\""), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(Error(ErrorCode::internal, std::string("\0a\0\0", 4)).what(), std::string("\\0a\\0\\0"));
+}
+
 TEST(Algorithm, NamesRoundTrip) {
   for (const AlgorithmInfo& a : kAlgorithms) {
     EXPECT_EQ(parse_algorithm(a.name), a.algorithm);

@@ -41,6 +41,22 @@ def test_decision_equality_and_construction() -> None:
         allowed=True, limit=5, remaining=4, reset_after_us=60_000_000, retry_after_us=0, used=1, policy_index=1
     )
     assert c != a and c.policy_index == 1 and repr(c).endswith("policy_index=1)")
+    # A reservation's shows its wait first and its ticket last, beside every other field.
+    r = ratewarden.Decision(
+        allowed=True, limit=5, remaining=4, reset_after_us=200_000, retry_after_us=0, used=1, wait_us=500_000, ticket=7
+    )
+    assert repr(r) == (
+        "Decision(allowed=True, wait=0.5, limit=5, remaining=4, reset_after=0.2, retry_after=0.0, used=1, "
+        "policy_index=0, ticket=7)"
+    )
+
+
+def test_a_message_keeps_what_follows_a_nul() -> None:
+    # The core writes a NUL of the input it quotes as \0: a C string's message would end there.
+    with pytest.raises(ratewarden.InvalidArgumentError, match=r'"5/min\\0ute"'):
+        ratewarden.Limiter("5/min\0ute")
+    with pytest.raises(ratewarden.InvalidArgumentError, match=r'unknown algorithm "gc\\0ra"'):
+        ratewarden.Limiter("5/minute", algorithm="gc\0ra")
 
 
 def test_decision_names_the_policy_it_reports(store_url: str) -> None:

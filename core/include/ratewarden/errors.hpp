@@ -15,10 +15,13 @@ enum class ErrorCode {
 };
 
 const char* error_code_name(ErrorCode code) noexcept;
+// `message` with each NUL byte written as \0: what() is a C string, and a message quoting the caller's input (a
+// policy string, a URL, a name) would end at its first NUL in every binding and in the C ABI.
+std::string error_message(std::string message);
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(error_message(message)), code_(code) {}
   ErrorCode code() const noexcept { return code_; }
 
  private:
