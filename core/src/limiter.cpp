@@ -258,7 +258,7 @@ Decision Limiter::refund(std::string_view key, int64_t cost) { return decide(key
 
 Decision Limiter::reserve(std::string_view key, int64_t cost, int64_t max_wait_us) {
   validate_reserve(max_wait_us);
-  return decide(key, cost, Mode::reserve, max_wait_us);
+  return decide(key, cost, Mode::reserve, std::min(max_wait_us, kMaxReserveWaitUs));
 }
 
 bool Limiter::cancellable(const Decision& reservation) const {
@@ -377,7 +377,7 @@ void Limiter::refund_async(std::string_view key, int64_t cost, DecisionCallback 
 void Limiter::reserve_async(std::string_view key, int64_t cost, int64_t max_wait_us, DecisionCallback done,
                             Completion where) {
   validate_reserve(max_wait_us);
-  decide_async(key, cost, Mode::reserve, std::move(done), where, max_wait_us);
+  decide_async(key, cost, Mode::reserve, std::move(done), where, std::min(max_wait_us, kMaxReserveWaitUs));
 }
 
 void Limiter::cancel_async(std::string_view key, int64_t cost, const Decision& reservation, DecisionCallback done,

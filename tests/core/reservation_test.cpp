@@ -102,6 +102,29 @@ TEST_P(Reservations, NoWaitIsAHit) {
   }
 }
 
+// However long a caller would wait, a reservation waits at most 2^50 µs (about 35.7 years): on "1/3650d" the slots
+// 0, T, 2T and 3T, then a denial that charges nothing. Slots without that bound took the state past 2^53 µs and then
+// wrapped it, the key back at its full quota.
+TEST_P(Reservations, WaitAtMost2To50Microseconds) {
+  ManualClock clock(kStart);
+  auto store = open_store(url_of(GetParam().store), clock.clock());
+  Limiter limiter("1/3650d", store, paced(GetParam().algorithm, unique_prefix()));
+  const int64_t period = 3650LL * 86400 * 1000000;
+  for (int64_t slot = 0; slot < 4; ++slot) {
+    const Decision d = limiter.reserve("k", 1, INT64_MAX);
+    ASSERT_TRUE(d.allowed) << slot;
+    EXPECT_EQ(d.wait_us, slot * period);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const Decision refused = limiter.reserve("k", 1, INT64_MAX);
+    EXPECT_FALSE(refused.allowed);
+    EXPECT_EQ(refused.retry_after_us, 4 * period);
+  }
+  EXPECT_FALSE(limiter.peek("k").allowed);
+  EXPECT_GT(Limiter::kMaxReserveWaitUs, 3 * period);
+  EXPECT_LT(Limiter::kMaxReserveWaitUs, 4 * period);
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryStore, Reservations,
                          ::testing::Values(Case{"memory", Algorithm::gcra}, Case{"memory", Algorithm::token_bucket},
                                            Case{"redis", Algorithm::gcra}, Case{"redis", Algorithm::token_bucket},

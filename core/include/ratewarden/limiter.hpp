@@ -75,7 +75,11 @@ class Limiter {
   // every process are served in arrival order. Allowed: the caller may act after decision.wait_us (0: now). Denied:
   // nothing was charged; retry_after_us is the wait the reservation would have needed. Throws InvalidArgument for
   // another algorithm or a negative max_wait_us. Store failures are answered as hit's (on_store_error).
+  // A max_wait_us beyond kMaxReserveWaitUs waits that long at most.
   Decision reserve(std::string_view key, int64_t cost, int64_t max_wait_us);
+  // 2^50 µs, about 35.7 years: slots reserved further ahead would take a state past the 2^53 µs that every store
+  // computes exactly (docs/algorithms.md, "Limits on the values"), and then wrap it.
+  static constexpr int64_t kMaxReserveWaitUs = int64_t{1} << 50;
   // Gives the slot of `reservation` (reserve's allowed decision for this key and cost) back: true when it was given
   // back, which it is when nothing was charged on the key after it; otherwise the slot stays spent (giving it back
   // would let a newcomer share a later caller's slot), as it does for a limiter of several policies. Throws
