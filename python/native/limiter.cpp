@@ -100,6 +100,9 @@ void bind_store(py::module_& m) {
 
 void bind_limiter(py::module_& m) {
   m.def(
+      "check_prefix", [](py::handle prefix) { validate_key_prefix(to_string(prefix, "prefix")); }, py::arg("prefix"),
+      "Checks a key prefix as Limiter(..., prefix=...) and a store URL's ?prefix= do (an InvalidArgumentError).");
+  m.def(
       "check_policy",
       [](py::handle policy, py::handle algorithm, py::handle burst, py::handle buckets) {
         // What Limiter's constructor checks of a policy, without making a limiter: a limiter's name is counted

@@ -333,6 +333,42 @@ def test_django_limit_without_the_middleware(adapter: str) -> None:
         assert [s.get("/twice", client=me)[0] for _ in range(3)] == [200, 200, 429]
 
 
+@pytest.mark.parametrize("middleware", [True, False], ids=["middleware", "no-middleware"])
+@pytest.mark.parametrize("adapter", ["django", "django-asgi"])
+def test_django_class_based_view_with_method_decorator(adapter: str, middleware: bool) -> None:
+    # method_decorator(limit("3/minute"), name="dispatch"): counted once per request, under one name, with the
+    # middleware or without.
+    with serve(adapter, "memory://", extra_env={} if middleware else {"RW_NO_MIDDLEWARE": "1"}) as s:
+        me = client()
+        answers = [s.get("/report", client=me) for _ in range(4)]
+        assert [a[0] for a in answers] == [200, 200, 200, 429]
+        assert [a[1]["ratelimit"] for a in answers] == [f'"dispatch";r={r};t=60' for r in (2, 1, 0, 0)]
+
+
+_ROUTES_AFTER = """
+import django_app
+from django.test import Client
+from ratewarden.django import limiter
+client = Client()
+for n in (10, 500):
+    for _ in range(n):
+        client.get("/report")
+    print(len(limiter._routes))
+"""
+
+
+@pytest.mark.parametrize("middleware", [True, False], ids=["middleware", "no-middleware"])
+def test_django_method_decorator_keeps_nothing_per_request(middleware: bool) -> None:
+    # method_decorator makes a new decorated method on every request: the routes ratewarden keeps stay as many
+    # after 510 requests as after 10 (none holds a request or a view instance).
+    env = {**os.environ, "RW_TEST_STORE": "memory://", "RW_TEST_PREFIX": "routes", "DJANGO_SETTINGS_MODULE":
+           "django_app", "PYTHONPATH": str(APPS), **({} if middleware else {"RW_NO_MIDDLEWARE": "1"})}
+    out = subprocess.run([sys.executable, "-c", _ROUTES_AFTER], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    after_10, after_510 = map(int, out.stdout.split())
+    assert after_10 == after_510 <= 2, out.stdout
+
+
 @pytest.mark.parametrize("adapter", ["django", "django-asgi"])
 def test_django_async_view_with_the_middleware(adapter: str) -> None:
     with serve(adapter, "memory://", {"application": "100/minute"}) as s:
@@ -469,6 +505,41 @@ def test_bad_options_fail_at_start_up() -> None:
                             timeout=60)
     assert loaded.returncode != 0
     assert "ImproperlyConfigured: settings.RATEWARDEN['ON_KEY_ERROR'] must be one of" in loaded.stderr
+
+
+_BAD_AT_START_UP = [  # (options, what the error says, in each adapter's name of the option)
+    ({"algorithm": "gcra_typo"}, "{algorithm} must be one of 'fixed_window'"),
+    ({"algorithm": "bogus", "default": "5/minute"}, "{algorithm} must be one of"),  # the algorithm, not the policy
+    ({"prefix": "a{b}"}, "{prefix}: prefix \"a{{b}}\" must not contain '{{' or '}}'"),
+    ({"application": 5}, "{application}: policy must be a str"),
+    ({"store_failure_header": "Bad\nHeader"}, "{store_failure_header} must be a header name"),
+]
+
+
+@pytest.mark.parametrize("options, says", _BAD_AT_START_UP)
+def test_bad_algorithm_prefix_policy_and_header_fail_at_start_up(options: Dict[str, Any], says: str) -> None:
+    """Each bad option fails when the app starts, naming the option, not in every limited request (a 500)."""
+    from flask import Flask
+
+    from ratewarden.asgi import RateLimiter as AsgiRateLimiter
+    from ratewarden.flask import RateLimiter as FlaskRateLimiter
+
+    names = {o: o for o in options}
+    with pytest.raises(ValueError) as caught:
+        AsgiRateLimiter(**options)
+    assert says.format(**names) in str(caught.value)
+    app = Flask(__name__)
+    app.config.update({f"RATEWARDEN_{o.upper()}": v for o, v in options.items()})
+    with pytest.raises(ValueError) as caught:
+        FlaskRateLimiter(app)
+    assert says.format(**{o: f"RATEWARDEN_{o.upper()}" for o in options}) in str(caught.value)
+    env = {**os.environ, "RW_TEST_STORE": "memory://", "RW_TEST_PREFIX": "bad", "DJANGO_SETTINGS_MODULE": "django_app",
+           "RW_TEST_OPTIONS": json.dumps(options), "PYTHONPATH": str(APPS)}
+    loaded = subprocess.run([sys.executable, "-c", "import django_app"], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert loaded.returncode != 0
+    django_says = says.format(**{o: f"settings.RATEWARDEN[{o.upper()!r}]" for o in options})
+    assert f"ImproperlyConfigured: {django_says}" in loaded.stderr, loaded.stderr
 
 
 _WITHOUT_MULTIPART = """

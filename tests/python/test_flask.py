@@ -241,6 +241,32 @@ def test_methods_cost_and_disabled() -> None:
         assert all(client.post("/login", form={"username": "x"})[0] == 200 for _ in range(7))
 
 
+@pytest.mark.parametrize("on_key_error", ["reject", "skip"])
+def test_a_bad_cost_is_the_apps_error_not_a_key_failure(on_key_error: str) -> None:
+    # A cost the core refuses (above the capacity, below 1, not an int) or a cost function that fails is the app's
+    # bug: a 500 through Flask's error handling with the error's message, never a 400 "no key" (nor, with
+    # on_key_error="skip", a request let through unlimited), and not counted as a key failure.
+    app = make_app(RATEWARDEN_ON_KEY_ERROR=on_key_error)
+    limiter = RateLimiter(app)
+
+    @app.get("/upload")
+    @limiter.limit("5/minute", cost=lambda: json.loads(request.args["n"]))
+    def upload() -> str:
+        return "ok"
+
+    @app.errorhandler(Exception)
+    def failed(error: Exception) -> Tuple[str, int]:
+        return f"{type(error).__name__}: {error}", 500
+
+    with serve(app) as client:
+        for n, says in (("9", "InvalidArgumentError: cost must be between 1 and 5"), ("0", "cost must be between 1"),
+                        ("-1", "cost must be between 1"), ('"2"', "TypeError"), ("", "JSONDecodeError")):
+            status, _, body = client.get(f"/upload?{urlencode({'n': n})}")
+            assert status == 500 and says in body, (n, body)
+        assert client.get("/upload?n=2")[1]["RateLimit"] == '"upload";r=3;t=60'
+    assert limiter.stats(app)["key_failures"] == 0
+
+
 def test_custom_429_handler_keeps_retry_after() -> None:
     app, _ = login_app()
 

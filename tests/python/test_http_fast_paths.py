@@ -81,6 +81,36 @@ def _asgi_call(app: Any, path: str, client: str,
             b"".join(m.get("body", b"") for m in messages[1:]))
 
 
+@pytest.mark.parametrize("on_key_error", ["reject", "skip"])
+def test_asgi_a_bad_cost_is_the_apps_error_not_a_key_failure(on_key_error: str) -> None:
+    """A cost the core refuses is the app's bug: a 500 through the app's error handling (its exception, with the
+    core's message), not a key failure (400, or with on_key_error="skip" no limit at all)."""
+    from fastapi import FastAPI, Request
+    from fastapi.responses import PlainTextResponse
+
+    app = FastAPI()
+    limiter = asgi.RateLimiter(app, store="memory://", prefix=f"bad-cost-{uuid.uuid4().hex[:8]}",
+                               on_key_error=on_key_error)
+    costs = iter([9, 0, -1, "2", 2])
+
+    @app.get("/upload")
+    @limiter.limit("5/minute", cost=lambda request: next(costs))
+    async def upload(request: Request) -> str:
+        return "ok"
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, error: Exception) -> PlainTextResponse:
+        return PlainTextResponse(f"{type(error).__name__}: {error}", status_code=500)
+
+    for says in ("InvalidArgumentError: cost must be between 1 and 5", "cost must be between 1",
+                 "cost must be between 1", "TypeError"):
+        with pytest.raises(Exception) as caught:  # Starlette answers with the handler, then raises it again
+            _asgi_call(app, "/upload", "127.0.0.1", [])
+        assert says in f"{type(caught.value).__name__}: {caught.value}"
+    assert _asgi_get(app, "/upload")[1]["ratelimit"] == '"upload";r=3;t=60'
+    assert limiter.stats()["key_failures"] == 0
+
+
 @pytest.mark.parametrize("options", [{}, {"shadow": True}, {"refusal": "problem"}, {"proxy_count": 1},
                                      {"ipv6_subnet": 64}],
                          ids=["plain", "shadow", "problem", "proxy", "ipv6"])

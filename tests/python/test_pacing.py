@@ -329,6 +329,25 @@ def test_a_dead_store_follows_on_store_error(own_redis: RedisServer) -> None:
     asyncio.run(main())
 
 
+def test_deny_with_a_timeout_says_the_store_failed(own_redis: RedisServer) -> None:
+    # A timeout given or not, on_store_error="deny"'s refusal is the store's: timeout None, and a message that says
+    # so (not "more than the timeout of 5 s" for a wait of 1 s).
+    closing = Limiter("5/second", own_redis.url + "?timeout=200ms", algorithm="gcra", burst=1, on_store_error="deny")
+    assert closing.acquire("k", timeout=5).allowed  # connected
+    own_redis.kill()
+    for acquire in (lambda: closing.acquire("k", timeout=5), lambda: asyncio.run(closing.aacquire("k", timeout=5))):
+        with pytest.raises(RateLimitTimeout, match="the store failed and on_store_error is 'deny'") as caught:
+            acquire()
+        assert caught.value.timeout is None
+    # A wait longer than the timeout is still one, on such a limiter.
+    busy = Limiter("5/second", "memory://", algorithm="gcra", burst=1, on_store_error="deny")
+    busy.acquire("k")
+    for acquire in (lambda: busy.acquire("k", timeout=0.05), lambda: asyncio.run(busy.aacquire("k", timeout=0.05))):
+        with pytest.raises(RateLimitTimeout, match="more than the timeout of 0.05 s") as caught:
+            acquire()
+        assert caught.value.timeout == 0.05
+
+
 def test_a_thousand_tasks_in_flight_each_get_one_slot(url: str) -> None:
     limiter = paced_limiter(url, "2000/second")  # a slot every 0.5 ms: 1000 slots in 0.5 s
 

@@ -115,11 +115,18 @@ class Gate(Binding, Outcomes, Answers):
                 if awaits and raw.__class__ is not str and inspect.isawaitable(raw):
                     raw = yield AWAIT, None, raw
                 key = check.prefix + raw if raw.__class__ is str and raw else prefixed_key(check.prefix, raw)
-                cost = check.cost
-                if cost.__class__ is not int:
-                    cost = cost(req)
-                    if awaits and inspect.isawaitable(cost):
-                        cost = yield AWAIT, None, cost
+            except Exception as error:  # no key
+                if self._key_failed(checked, check, error):
+                    return checked
+                continue
+            # Out of the key's failures: a cost function's error, or a cost the core refuses, is the app's bug (it
+            # propagates), not a client that could not be identified.
+            cost = check.cost
+            if cost.__class__ is not int:
+                cost = cost(req)
+                if awaits and inspect.isawaitable(cost):
+                    cost = yield AWAIT, None, cost
+            try:
                 if self.lookups:
                     listed = yield from self._listed(raw, key)
                     if listed is not None:
@@ -134,7 +141,9 @@ class Gate(Binding, Outcomes, Answers):
                 if self._store_failed(checked, i, check, error):
                     return checked
                 continue
-            except Exception as error:  # no key, or one the store cannot hold (too long)
+            except Exception as error:  # a key the store cannot hold (too long), or a cost the core refuses
+                if not (cost.__class__ is int and 0 < cost <= check.limiter.max_cost):  # the cost's fault: the app's
+                    raise
                 if self._key_failed(checked, check, error):
                     return checked
                 continue

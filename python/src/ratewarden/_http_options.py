@@ -12,7 +12,7 @@ from ._headers import STYLES, sf_string
 from ._limiter import open_store
 from ._limiter_name import rates_text
 from ._lists import KeyList
-from ._native import Store, check_policy
+from ._native import Store, algorithms, check_policy, check_prefix
 from .keys import KeyPart
 
 __all__ = ["COUNT_WHEN", "OPTIONS", "LimitSpec", "Options"]
@@ -20,6 +20,7 @@ __all__ = ["COUNT_WHEN", "OPTIONS", "LimitSpec", "Options"]
 STORE_ERROR_CHOICES = ("allow", "deny", "raise")
 KEY_ERROR_CHOICES = ("reject", "skip", "raise")
 REFUSAL_CHOICES = ("text", "problem")
+_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")  # RFC 9110 tchar
 
 # The one option set of every adapter: the keyword of RateLimiter(...) / the middleware, and (upper-cased) the key of
 # Flask's RATEWARDEN_<NAME> configuration and of Django's settings.RATEWARDEN dictionary.
@@ -54,6 +55,19 @@ def _choice(name: str, value: Any, choices: Iterable[str]) -> Any:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
     return value
+
+
+def _checked_prefix(name: str, prefix: Any) -> Optional[str]:
+    """``prefix`` as the core checks a limiter's."""
+    if prefix is None:
+        return None
+    if not isinstance(prefix, str):
+        raise ValueError(f"{name} must be a str or None, got {prefix!r}")
+    try:
+        check_prefix(prefix)
+    except ValueError as error:  # an InvalidArgumentError, or a str that UTF-8 cannot encode
+        raise InvalidArgumentError(f"{name}: {error}") from None
+    return prefix
 
 
 def _header_style(name: str, value: Union[bool, str]) -> Optional[str]:
@@ -104,8 +118,9 @@ class Options:
         if v["skip"] is not None and not callable(v["skip"]):
             raise ValueError(f"{name('skip')} must be a function of the request, got {v['skip']!r}")
         header = v["store_failure_header"]
-        if header is not None and (not isinstance(header, str) or not header.isascii() or not header):
-            raise ValueError(f"{name('store_failure_header')} must be a header name or None, got {header!r}")
+        if header is not None and (not isinstance(header, str) or not header or not set(header) <= _TOKEN):
+            raise ValueError(f"{name('store_failure_header')} must be a header name (letters, digits and "
+                             f"!#$%&'*+-.^_`|~) or None, got {header!r}")
         for option in ("allow_list", "deny_list"):
             if v[option] is not None and not isinstance(v[option], KeyList):
                 raise ValueError(f"{name(option)} must be a ratewarden.KeyList, got {v[option]!r}")
@@ -113,13 +128,18 @@ class Options:
         if block is not None and (isinstance(block, bool) or not isinstance(block, (int, float)) or not block > 0):
             raise ValueError(f"{name('block_duration')} must be a number of seconds > 0, got {block!r}")
         store = v["store"]
+        if not isinstance(store, Store):
+            try:
+                store = open_store(store)
+            except (TypeError, ValueError) as error:
+                raise InvalidArgumentError(f"{name('store')}: {error}") from None
         options = Options(
             enabled=bool(v["enabled"]),
-            store=store if isinstance(store, Store) else open_store(store),
+            store=store,
             application=v["application"],
             default=v["default"],
-            algorithm=v["algorithm"],
-            prefix=v["prefix"],
+            algorithm=_choice(name("algorithm"), v["algorithm"], algorithms()),  # the core's table
+            prefix=_checked_prefix(name("prefix"), v["prefix"]),
             on_store_error=_choice(name("on_store_error"), v["on_store_error"], STORE_ERROR_CHOICES),
             on_key_error=_choice(name("on_key_error"), v["on_key_error"], KEY_ERROR_CHOICES),
             headers=_header_style(name("headers"), v["headers"]),
@@ -139,7 +159,7 @@ class Options:
             if policy is not None:
                 try:
                     check_policy(policy, algorithm=options.algorithm)
-                except InvalidArgumentError as error:
+                except (TypeError, ValueError) as error:
                     raise InvalidArgumentError(f"{name(option)}: {error}") from None
         return options
 

@@ -63,6 +63,21 @@ def _max_wait(timeout: Optional[float]) -> Optional[float]:
     return float(timeout)
 
 
+def _fallbacks(limiter: "Limiter", timeout: Optional[float]) -> int:
+    """With on_store_error "deny" and a timeout, a refusal is the timeout's or the store's: the limiter's fallbacks
+    (the decisions made because the store failed) counted before the reservation tell which; 0 when there is nothing
+    to tell apart. (They count under the limiter's name: a fallback of another call of that name meanwhile would
+    blame the store for a real timeout.)"""
+    return limiter.stats().fallbacks if timeout is not None and limiter.on_store_error == "deny" else 0
+
+
+def _refused_by(limiter: "Limiter", timeout: Optional[float], fallbacks: int) -> Optional[float]:
+    """The timeout a refusal is blamed on: None when the store failed (on_store_error "deny" refused)."""
+    if timeout is not None and limiter.on_store_error == "deny" and limiter.stats().fallbacks > fallbacks:
+        return None
+    return timeout
+
+
 # Tasks giving back the slot of a reservation whose caller was cancelled before it learnt the answer: held here
 # until they end (the loop keeps only weak references to tasks).
 _giving_back: Set["asyncio.Task[Any]"] = set()
@@ -104,9 +119,10 @@ class Pacing:
         during the sleep (``KeyboardInterrupt``, a signal handler's) gives the slot back if no later reservation
         was charged on the key meanwhile (``Limiter.cancel``), then propagates."""
         max_wait = _max_wait(timeout)
+        fallbacks = _fallbacks(self, timeout)
         decision = self.reserve(key, cost, max_wait=max_wait)
         if not decision.allowed:
-            raise RateLimitTimeout(key, decision, timeout)
+            raise RateLimitTimeout(key, decision, _refused_by(self, timeout, fallbacks))
         if decision.wait_us > 0:
             try:
                 time.sleep(decision.wait)
@@ -127,6 +143,7 @@ class Pacing:
         stays spent when a later reservation was charged on the key meanwhile: docs/pacing.md). One cancelled while
         the store answers gives the slot back as soon as the answer comes."""
         max_wait = _max_wait(timeout)
+        fallbacks = _fallbacks(self, timeout)
         if self.store.in_process:  # answered at once: no await before the decision
             decision = await self.areserve(key, cost, max_wait=max_wait)
         else:
@@ -137,7 +154,7 @@ class Pacing:
                 reserving.add_done_callback(functools.partial(_give_back_when_known, self, key, cost))
                 raise
         if not decision.allowed:
-            raise RateLimitTimeout(key, decision, timeout)
+            raise RateLimitTimeout(key, decision, _refused_by(self, timeout, fallbacks))
         if decision.wait_us > 0:
             try:
                 await asyncio.sleep(decision.wait)

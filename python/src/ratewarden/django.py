@@ -30,7 +30,7 @@ from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse
 from django.utils.module_loading import import_string
 
-from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Route, address_reader, key_rejection
+from ._http import OPTIONS, Checked, Gate, LimitSpec, Options, Route, address_reader, key_rejection, wrapped_chain
 from ._route_name import route_name
 
 __all__ = ["RateLimitMiddleware", "exempt", "limit", "limiter", "shared_limit", "stats"]
@@ -123,7 +123,7 @@ def _read_settings() -> Tuple[Gate, Any]:
         key = import_string(key)
     try:
         options = Options.read(values, lambda name: f"settings.RATEWARDEN[{name.upper()!r}]")
-    except ValueError as error:
+    except (TypeError, ValueError) as error:
         raise ImproperlyConfigured(str(error)) from None
     return Gate(options, _Access), key
 
@@ -214,12 +214,16 @@ def limit(policy: str, **kw: Any) -> Callable[[F], F]:
             raise TypeError("limit() on a class: decorate MyView.as_view() or use method_decorator(limit(...), "
                             "name='dispatch')")
         inner = getattr(view, _LIMITS, None)
-        if inner is not None and getattr(view, "_ratewarden_view", None) is not None:
-            # Stacked @limit: one wrapper checks them all, in declaration order.
+        if inner is not None and getattr(view, "_ratewarden_view", None) in wrapped_chain(view):
+            # Stacked @limit: one wrapper checks them all, in declaration order. (Only a wrapper this one calls: one
+            # whose attributes were merely copied, as on method_decorator's per-request method, checks nothing here.)
             inner.insert(0, spec)
             return view
         specs = [spec]
         name = _view_name(view)
+        # What the route is cached by: method_decorator(limit(...), name="dispatch") decorates a new bound method on
+        # every request, so neither that method nor this wrapper lasts; its function and the specs do.
+        origin = getattr(view, "__wrapped__", view)
 
         def route_of(request: HttpRequest) -> Optional[Route]:
             """The limits to check here, or None: the middleware checked them with the app's, or none apply."""
@@ -229,8 +233,8 @@ def limit(policy: str, **kw: Any) -> Callable[[F], F]:
             if not gate.options.enabled or (gate.skip is not None and gate.skip(request)):
                 return None
             url_route = _url_route(request)
-            return limiter.route((limited, url_route), lambda g, key: g.route(specs, name, _route_id(view, url_route),
-                                                                              key, app_wide=False))
+            return limiter.route((tuple(specs), origin, url_route),
+                                 lambda g, key: g.route(specs, name, _route_id(view, url_route), key, app_wide=False))
 
         def answered(request: HttpRequest, checked: Optional[Checked], response: HttpResponse) -> HttpResponse:
             checks: Optional[List[Checked]] = getattr(request, "_ratewarden", None)
@@ -383,10 +387,15 @@ def _view_route(gate: Gate, view: Any, url_route: Optional[str]) -> Optional[Tup
     exempt = getattr(view, _EXEMPT, False)
     if exempt and own is None:
         return None
+    checker = getattr(view, "_ratewarden_view", None) if own is not None else None
+    if checker is not None and checker not in wrapped_chain(view):
+        # Limits the view only carries: as_view() copies them from a dispatch that method_decorator(limit(...),
+        # name="dispatch") decorates on each request, and that decoration checks them. Here only the app-wide limit.
+        own, checker = [], None
     name, rid = _view_name(view), _route_id(view, url_route)
     specs = own if own is not None else ([gate.default_spec] if gate.default_spec is not None else [])
     route = limiter.route((view, url_route, "middleware"),
                           lambda g, key: g.route(specs, name, rid, key, app_wide=not exempt))
     if not route.checks:
         return None
-    return route, getattr(view, "_ratewarden_view", None) if own is not None else None
+    return route, checker

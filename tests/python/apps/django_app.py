@@ -11,7 +11,8 @@ from django.core.asgi import get_asgi_application
 from django.core.wsgi import get_wsgi_application
 from django.http import HttpResponse
 from django.urls import path
-from django.utils.decorators import sync_and_async_middleware
+from django.utils.decorators import method_decorator, sync_and_async_middleware
+from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
 from ratewarden import KeyList, keys
@@ -133,7 +134,14 @@ async def aitems(request):  # an async view: under ASGI, its limit is decided on
     return HttpResponse("items", content_type="text/plain")
 
 
+@method_decorator(limit("3/minute"), name="dispatch")  # a class-based view, limited as docs/python.md says
+class Report(View):
+    def get(self, request):
+        return HttpResponse("report", content_type="text/plain")
+
+
 urlpatterns = [
+    path("report", Report.as_view()),
     path("login", login), path("items", items), path("user/<int:n>", user), path("twice", twice), path("s1", s1),
     path("s2", s2), path("api", api), path("free", free), path("health", health), path("me", me), path("pair", pair),
     path("signin", signin), path("aitems", aitems),
