@@ -83,23 +83,14 @@ function onAbort(signal, callback) {
   };
 }
 
-// Resolves after ms; with a signal, rejects with its reason as soon as it is aborted (the timer is cleared).
-function sleep(ms, signal) {
-  return new Promise((resolve, reject) => {
-    let timer;
-    const unsubscribe = signal ? onAbort(signal, () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }) : () => {};
-    const arm = (left) => {
-      timer = setTimeout(() => {
-        if (left > MAX_TIMER_MS) return arm(left - MAX_TIMER_MS);
-        unsubscribe();
-        resolve();
-      }, Math.min(left, MAX_TIMER_MS));
-    };
-    arm(ms);
-  });
+// Calls done after ms, on one timer (chained past MAX_TIMER_MS). Returns the function that cancels it.
+function after(ms, done) {
+  let timer;
+  const arm = (left) => {
+    timer = setTimeout(() => (left > MAX_TIMER_MS ? arm(left - MAX_TIMER_MS) : done()), Math.min(left, MAX_TIMER_MS));
+  };
+  arm(ms);
+  return () => clearTimeout(timer);
 }
 
 // Gives back the slot of a wait that was aborted. Its failure is only a warning: the abort is what the caller
@@ -114,33 +105,47 @@ async function giveBack(limiter, key, decision, cost) {
   }
 }
 
-// The reservation's decision; rejects with the signal's reason as soon as it is aborted, and then gives back the
-// slot the reservation charged once its answer comes.
-function unlessAborted(reserving, signal, limiter, key, cost) {
+// The reservation's decision, once its slot has come. Whichever comes first of the abort and the end of the wait
+// decides, so a caller that goes on never has its slot given back, and an aborted one always has (once): aborted
+// while the reservation is on its way, it rejects at once and the slot goes back when the answer comes; aborted
+// during the wait, the slot goes back, then it rejects (docs/pacing.md, "Giving a slot back").
+function waitForSlot(reserving, signal, limiter, key, cost) {
   return new Promise((resolve, reject) => {
-    const unsubscribe = onAbort(signal, () => {
-      reject(signal.reason);
-      reserving.then((decision) => decision.allowed && giveBack(limiter, key, decision, cost), () => {});
-    });
-    reserving.then(resolve, reject).finally(unsubscribe);
+    let decision; // the reservation's, once its answer has come
+    let cancelTimer = () => {};
+    let settled = false;
+    const unsubscribe = signal ? onAbort(signal, () => {
+      settled = true;
+      cancelTimer();
+      if (decision === undefined) {
+        reject(signal.reason);
+        reserving.then((d) => d.allowed && giveBack(limiter, key, d, cost), () => {});
+      } else {
+        giveBack(limiter, key, decision, cost).then(() => reject(signal.reason));
+      }
+    }) : () => {};
+    const settle = (outcome, value) => {
+      if (settled) return;
+      settled = true;
+      unsubscribe();
+      outcome(value);
+    };
+    reserving.then((d) => {
+      if (settled) return;
+      decision = d;
+      if (d.allowed && d.waitUs > 0) cancelTimer = after(d.waitMs, () => settle(resolve, d));
+      else settle(resolve, d);
+    }, (error) => settle(reject, error));
   });
 }
 
 // limiter.acquire(key, { cost, timeoutMs, signal }): waits for a slot, resolves with its reservation.
 async function acquire(limiter, key, options, caller) {
   const { cost, timeoutMs, signal } = acquireOptions(options, caller);
-  signal?.throwIfAborted();
+  signal?.throwIfAborted(); // before anything is charged; from here on, the signal is watched
   const reserving = limiter.reserve(key, timeoutMs === undefined ? { cost } : { cost, maxWaitMs: timeoutMs });
-  const decision = signal ? await unlessAborted(reserving, signal, limiter, key, cost) : await reserving;
+  const decision = await waitForSlot(reserving, signal, limiter, key, cost);
   if (!decision.allowed) throw new RateLimitTimeoutError(key, decision, timeoutMs);
-  if (decision.waitUs > 0) {
-    try {
-      await sleep(decision.waitMs, signal);
-    } catch (reason) {
-      await giveBack(limiter, key, decision, cost);
-      throw reason;
-    }
-  }
   return decision;
 }
 

@@ -106,6 +106,33 @@ for (const [name, url] of Object.entries(STORES)) {
       assert.ok(await nextSlotAfterTheFirst(limiter, firstReturned) < 300); // slot 1 again (200 ms), not slot 2
     });
 
+    // An abort just before acquire reads the reservation's answer, or in the microtask just after it: either way the
+    // call rejects (it resolved after the full wait when the abort came just after) and the slot goes back once.
+    for (const [when, abortOn] of [['before', (abort) => abort()], ['after', (abort) => queueMicrotask(abort)]]) {
+      test(`an abort ${when} acquire reads the reservation's answer rejects and gives the slot back once`, async () => {
+        const limiter = paced(url(), '5/second');
+        await limiter.acquire('k');
+        const firstReturned = performance.now();
+        const controller = new AbortController();
+        const reason = new Error('gone');
+        const reserve = limiter.reserve.bind(limiter);
+        limiter.reserve = (...args) => {
+          const reserving = reserve(...args);
+          // This reaction was registered first: it runs before acquire's own, and abortOn's microtask after it.
+          reserving.then(() => abortOn(() => controller.abort(reason)));
+          return reserving;
+        };
+        const cancel = limiter.cancel.bind(limiter);
+        let cancels = 0;
+        limiter.cancel = (...args) => (cancels++, cancel(...args));
+        await assert.rejects(limiter.acquire('k', { signal: controller.signal }), (e) => e === reason);
+        delete limiter.reserve;
+        const next = await nextSlotAfterTheFirst(limiter, firstReturned);
+        assert.ok(next > 100 && next < 300, String(next)); // slot 1 again (200 ms): neither slot 2 nor slot 0
+        assert.equal(cancels, 1);
+      });
+    }
+
     test('an abort reason is the rejection; AbortSignal.timeout works the same', async () => {
       const limiter = paced(url(), '5/second');
       await limiter.acquire('k');
