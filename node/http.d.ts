@@ -47,7 +47,7 @@ export interface HttpOptions<Args extends unknown[]> {
   skip?: (...args: Args) => boolean | Promise<boolean>;
   /** Body of the default 429 answer: a string (text/plain) or an object (JSON); the problem's detail when problem. */
   message?: string | object;
-  /** Default 429. */
+  /** Default 429; an integer from 400 to 599. */
   statusCode?: number;
   /** Answer a denial with application/problem+json (the IETF quota-exceeded problem type). Default false. */
   problem?: boolean;

@@ -74,13 +74,18 @@ export interface WrapOptions<A extends unknown[] = unknown[], T = unknown> exten
   key: Key | ((this: T, ...args: A) => Key);
 }
 
-/** acquire's rejection when the wait would exceed timeoutMs: nothing was charged. */
+/**
+ * acquire's rejection when the wait would exceed timeoutMs: nothing was charged. With onStoreError "deny", also the
+ * rejection when the store fails (timeoutMs undefined).
+ */
 export declare class RateLimitTimeoutError extends Error {
+  /** The message is made from the key, the refusal's retryAfterMs and timeoutMs. */
+  constructor(key: Key, decision: Decision, timeoutMs?: number);
   readonly name: 'RateLimitTimeoutError';
   readonly code: 'ERR_RATEWARDEN_RATE_LIMIT_TIMEOUT';
   /** The refusal: retryAfterMs is the wait that would have been needed. */
   readonly decision: Decision;
-  readonly timeoutMs: number;
+  readonly timeoutMs: number | undefined;
 }
 
 export interface LimiterOptions {
@@ -160,7 +165,7 @@ export interface KeyListOptions {
   name: string;
   /** A Store or a URL (default "memory://"). */
   store?: string | Store;
-  /** How long an entry lasts from when it was added (default: 10 years, i.e. until removed). */
+  /** How long an entry lasts from when it was added, 1 ms to 3650 days (default: 10 years, i.e. until removed). */
   durationMs?: number;
 }
 
@@ -262,7 +267,10 @@ export type ErrorCode =
   | 'ERR_RATEWARDEN_STORE_TIMEOUT'
   | 'ERR_RATEWARDEN_STORE'
   | 'ERR_RATEWARDEN_INTERNAL'
-  | 'ERR_RATEWARDEN_RATE_LIMIT_TIMEOUT';
+  | 'ERR_RATEWARDEN_RATE_LIMIT_TIMEOUT'
+  | 'ERR_RATEWARDEN_NATIVE'
+  | 'ERR_RATEWARDEN_NO_KEY'
+  | 'ERR_RATEWARDEN_NO_METER_PROVIDER';
 
 /** Every failure: an Error with one of these codes. */
 export interface RatewardenError extends Error {
@@ -276,6 +284,9 @@ export declare const codes: {
   readonly STORE: 'ERR_RATEWARDEN_STORE';
   readonly INTERNAL: 'ERR_RATEWARDEN_INTERNAL';
   readonly RATE_LIMIT_TIMEOUT: 'ERR_RATEWARDEN_RATE_LIMIT_TIMEOUT';
+  readonly NATIVE: 'ERR_RATEWARDEN_NATIVE';
+  readonly NO_KEY: 'ERR_RATEWARDEN_NO_KEY';
+  readonly NO_METER_PROVIDER: 'ERR_RATEWARDEN_NO_METER_PROVIDER';
 };
 
 export type Labels = Readonly<Record<string, string>>;

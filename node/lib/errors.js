@@ -9,6 +9,9 @@ const codes = Object.freeze({
   STORE: 'ERR_RATEWARDEN_STORE',
   INTERNAL: 'ERR_RATEWARDEN_INTERNAL',
   RATE_LIMIT_TIMEOUT: 'ERR_RATEWARDEN_RATE_LIMIT_TIMEOUT',  // acquire: the wait would exceed timeoutMs
+  NATIVE: 'ERR_RATEWARDEN_NATIVE',  // require('ratewarden'): the addon cannot be loaded
+  NO_KEY: 'ERR_RATEWARDEN_NO_KEY',  // the HTTP adapters' onKeyError: the request's key cannot be made
+  NO_METER_PROVIDER: 'ERR_RATEWARDEN_NO_METER_PROVIDER',  // ratewarden/opentelemetry: only the no-op provider
 });
 
 function invalidArgument(message, caller) {

@@ -9,6 +9,7 @@
 
 const { HttpLimiter, newState, NEXT, DENY, KEY_ERROR, KEY_ERROR_BODY } = require('./http');
 const { clientKey } = require('./client_ip');
+const { isPromise } = require('./http_keys');
 
 // What the ratewarden limiters met so far on a request did (http.js). One property on the request: Express gives
 // each request its prototype, after which every property added to it is slow to add.
@@ -30,6 +31,73 @@ function warnForwardedFor(req) {
   );
 }
 
+// The router of an app: Express 4's app._router, Express 5's app.router (which Express 4 refuses to read).
+const routerOf = (app) => app._router ?? app.router;
+
+const withIndices = new WeakMap();  // RegExp -> the same with match indices
+
+// A mount path written back from its regexp and what it matched: each parameter `:name`, the rest as matched, in
+// lower case when the regexp matches either case. Undefined when it does not match.
+function written(regexp, names, path) {
+  let indexed = withIndices.get(regexp);
+  if (indexed === undefined) withIndices.set(regexp, indexed = new RegExp(regexp.source, `${regexp.flags}d`));
+  const m = indexed.exec(path);
+  if (m === null || m.index !== 0) return undefined;
+  const text = (from, to) => (indexed.ignoreCase ? m[0].slice(from, to).toLowerCase() : m[0].slice(from, to));
+  let template = '';
+  let at = 0;
+  for (let i = 1; i < m.length; i++) {
+    if (m.indices[i] === undefined) continue;  // an optional parameter not given
+    template += `${text(at, m.indices[i][0])}:${names?.[i - 1]?.name ?? i - 1}`;
+    at = m.indices[i][1];
+  }
+  return { length: m[0].length, template: template + text(at, m[0].length) };
+}
+
+// The path a mount layer (app.use, router.use) was given, as it matched the start of `path`: { length, template },
+// or undefined. Express 5 keeps the path; Express 4 only its regexp (and its parameters' names).
+function mountPath(layer, path) {
+  if (layer.matchers === undefined) {
+    return layer.regexp.fast_slash ? { length: 0, template: '' } : written(layer.regexp, layer.keys, path);
+  }
+  const match = layer.match(path);
+  if (!match) return undefined;
+  if (typeof match.pattern !== 'string') return written(match.pattern, undefined, path);
+  return { length: match.path.length, template: match.pattern };
+}
+
+// The mount paths, as their routers were given them, from `router` down to the route `route` under the remaining
+// part `path` of the request's baseUrl; undefined if it is not found. `apps`: req.app and the apps it is mounted in,
+// outermost first (an app mounted by app.use is behind a wrapper of its own, the layer "mounted_app").
+function mountsOf(router, route, path, apps, depth) {
+  for (const layer of router.stack) {
+    if (layer.route !== undefined) {
+      if (layer.route === route && path === '') return '';
+      continue;
+    }
+    const inner = Array.isArray(layer.handle.stack) ? layer.handle
+      : layer.handle.name === 'mounted_app' && depth + 1 < apps.length ? routerOf(apps[depth + 1]) : undefined;
+    const mount = inner && mountPath(layer, path);
+    if (!mount) continue;
+    const below = mountsOf(inner, route, path.slice(mount.length), apps, inner === layer.handle ? depth : depth + 1);
+    if (below !== undefined) return mount.template.replace(/\/$/, '') + below;
+  }
+  return undefined;
+}
+
+// A route's name is made of its routers' mount paths, not the request's spelling of them: Express matches them in
+// either case, and with parameters, so the request's baseUrl would make a name (and a count) per spelling.
+function routeOf(req) {
+  const { route } = req;
+  if (route === undefined || typeof route.path !== 'string') return undefined;
+  if (req.baseUrl === '') return route.path;
+  const apps = [];
+  for (let app = req.app; app !== undefined; app = app.parent) apps.unshift(app);
+  const mounts = mountsOf(routerOf(apps[0]), route, req.baseUrl, apps, 0);
+  // Mounted where this cannot see (an app used as a plain middleware): the limit counts under its own scope.
+  return mounts === undefined ? undefined : mounts + route.path;
+}
+
 const access = {
   framework: 'express',
   ip(req) {
@@ -39,9 +107,8 @@ const access = {
   header: (req, name) => req.headers[name],
   user: (req) => req.user,
   body: (req) => req.body,
-  // In a route (app.post('/login', limiter, ...)): its path under the routers' mount paths, as the request met them.
-  route: (req) => (req.route !== undefined && typeof req.route.path === 'string' ? req.baseUrl + req.route.path
-    : undefined),
+  // In a route (app.post('/login', limiter, ...)): its path under the routers' mount paths.
+  route: routeOf,
 };
 
 function defaultKeyError(req, res) {
@@ -70,17 +137,22 @@ function rateLimit(options = {}) {
     return res.end(req.method === 'HEAD' ? undefined : plan.body);
   }
 
+  // A handler or onKeyError that rejects goes to Express's error handling, not to an unhandled rejection: Express 4
+  // ignores a middleware's Promise, and Express 5 is given none (it would call next a second time).
+  function applied(req, res, next, plan) {
+    const result = apply(req, res, next, plan);
+    if (isPromise(result)) result.then(undefined, next);
+  }
+
   function ratewardenMiddleware(req, res, next) {
     let state = req[STATE];
     if (state === undefined) req[STATE] = state = newState();
     const plan = limiter.run(req, res, state);
-    if (plan.then === undefined) return apply(req, res, next, plan);
-    // A handler or onKeyError that throws (or rejects) after an await goes to Express, not to an unhandled
-    // rejection. One Promise of ours, not two, on the way.
+    if (plan.then === undefined) return applied(req, res, next, plan);  // a throw goes to Express
+    // One Promise of ours, not two, on the way.
     return plan.then((p) => {
       try {
-        const result = apply(req, res, next, p);
-        if (result !== undefined && result !== null && typeof result.then === 'function') result.then(undefined, next);
+        applied(req, res, next, p);
       } catch (error) {
         next(error);
       }

@@ -16,6 +16,7 @@
 const { HttpLimiter, newState, NEXT, DENY, KEY_ERROR, KEY_ERROR_BODY } = require('./http');
 const { clientKey } = require('./client_ip');
 const { invalidArgument } = require('./errors');
+const { isPromise } = require('./http_keys');
 
 const STATE = Symbol('ratewarden');
 const SEEN = Symbol('ratewarden route');  // in the config of each route the plugin's onRoute saw
@@ -51,6 +52,12 @@ function defaultKeyError(request, reply) {
   reply.code(400).type('text/plain; charset=utf-8').send(KEY_ERROR_BODY);
 }
 
+// What a handler or onKeyError returned: a rejection goes to Fastify's error handling, as a throw does (the reply
+// itself, which a handler may return, is thenable too).
+function sent(result, reply) {
+  if (result !== reply && isPromise(result)) result.then(undefined, (error) => reply.send(error));
+}
+
 // The hook of one limit: callback style, so an allowed request costs no Promise on the memory store.
 function hookOf(limiter) {
   const { handler, onKeyError = defaultKeyError } = limiter;
@@ -65,9 +72,9 @@ function hookOf(limiter) {
       }
       done();
     }
-    else if (plan.kind === KEY_ERROR) onKeyError(request, reply, plan.error);
+    else if (plan.kind === KEY_ERROR) sent(onKeyError(request, reply, plan.error), reply);
     else if (plan.kind !== DENY) done(plan.error);
-    else if (handler && plan.decision !== undefined) handler(request, reply, plan.decision);
+    else if (handler && plan.decision !== undefined) sent(handler(request, reply, plan.decision), reply);
     // Fastify adds "; charset=utf-8" to a string's type that has none (problem+json): that body goes as bytes.
     else reply.code(plan.status).type(plan.type).send(plan.type.includes('charset') ? plan.body : plan.bytes);
   }

@@ -10,7 +10,7 @@
 
 const native = require('./native');
 const { Limiter } = require('./limiter');
-const { limiterOptions } = require('./options');
+const { limiterOptions, knownOptions } = require('./options');
 const { storeFor } = require('./store');
 const { DEFAULT_IPV6_SUBNET } = require('./client_ip');
 const { STYLES, Fields, rateLimitFields } = require('./headers');
@@ -124,8 +124,7 @@ function denialBodies(options, quotas, statusCode) {
 
 function checkOptions(options) {
   if (options === null || typeof options !== 'object') throw invalidArgument('rateLimit options must be an object');
-  const unknown = Object.keys(options).find((k) => !KNOWN.includes(k));
-  if (unknown !== undefined) throw invalidArgument(`unknown rateLimit option "${unknown}" (known: ${KNOWN.join(', ')})`);
+  knownOptions('rateLimit', options, KNOWN);
   const o = {
     key: 'ip', message: 'Too many requests, please try again later.', statusCode: 429, problem: false,
     headers: 'draft-8', legacyHeaders: false, onStoreError: 'allow', ipv6Subnet: DEFAULT_IPV6_SUBNET,
@@ -139,7 +138,11 @@ function checkOptions(options) {
   if (!Number.isInteger(o.ipv6Subnet) || o.ipv6Subnet < 8 || o.ipv6Subnet > 128) {
     throw invalidArgument(`ipv6Subnet must be an integer between 8 and 128, got ${JSON.stringify(o.ipv6Subnet)}`);
   }
-  positiveInteger('statusCode', o.statusCode);
+  // A denial is a client or server error: any other status (a 2xx, or none at all) would not tell the client it was
+  // refused, and Node refuses one outside 100-999 only when it is sent.
+  if (!(Number.isInteger(o.statusCode) && o.statusCode >= 400 && o.statusCode <= 599)) {
+    throw invalidArgument(`statusCode must be an integer between 400 and 599, got ${JSON.stringify(o.statusCode)}`);
+  }
   if (!['allow', 'deny', 'raise'].includes(o.onStoreError)) {
     throw invalidArgument(`onStoreError must be one of "allow", "deny", "raise", got ${JSON.stringify(o.onStoreError)}`);
   }

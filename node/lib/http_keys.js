@@ -9,12 +9,12 @@
 // why; the HTTP layer logs it and answers with onKeyError.
 
 const { clientKey } = require('./client_ip');
-const { invalidArgument } = require('./errors');
+const { codes, invalidArgument } = require('./errors');
 
 class KeyError extends Error {
   constructor(message) {
     super(message);
-    this.code = 'ERR_RATEWARDEN_NO_KEY';
+    this.code = codes.NO_KEY;
   }
 }
 

@@ -8,8 +8,10 @@ const native = require('./native');
 const { Limiter } = require('./limiter');
 const { Store, storeFor } = require('./store');
 const { invalidArgument } = require('./errors');
+const { knownOptions, show } = require('./options');
 
 const MAX_DURATION_MS = 3650 * 86400 * 1000;  // the longest period a policy takes
+const KNOWN = ['name', 'store', 'durationMs'];
 
 class KeyList {
   #native;
@@ -19,14 +21,20 @@ class KeyList {
   // every process of every runtime on the store sees an entry as soon as it is added. An entry is the state of a
   // one-hit fixed window of durationMs for the key itself, under the list's own prefix
   // "<store's prefix>:list:<name>".
-  constructor({ name, store = 'memory://', durationMs = MAX_DURATION_MS } = {}) {
-    if (typeof durationMs !== 'number' || !Number.isFinite(durationMs)) {
-      throw invalidArgument(`durationMs must be a finite number, got ${String(durationMs)}`);
+  constructor(options = {}) {
+    if (options === null || typeof options !== 'object') {
+      const example = '{ name: "blocked", durationMs: 900000 }';
+      throw invalidArgument(`KeyList options must be an object such as ${example}, got ${show(options)}`);
+    }
+    knownOptions('KeyList', options, KNOWN);
+    const { name, store = 'memory://', durationMs = MAX_DURATION_MS } = options;
+    // The core checks the range too, but in the microseconds it is given: here in the caller's ms.
+    if (!(typeof durationMs === 'number' && durationMs >= 1 && durationMs <= MAX_DURATION_MS)) {
+      const range = `from 1 to ${MAX_DURATION_MS} (3650 days)`;
+      throw invalidArgument(`durationMs must be a number of ms ${range}, got ${show(durationMs)}`);
     }
     const s = storeFor(store);
-    // Whole microseconds, rounded up; past 3650 days it is refused, whatever its size.
-    const us = durationMs > 0 ? Math.min(Math.ceil(durationMs * 1000), 2 ** 53 - 1) : 0;
-    this.#native = new native.KeyList(name, Store.native(s), us);
+    this.#native = new native.KeyList(name, Store.native(s), Math.ceil(durationMs * 1000));  // whole µs, rounded up
     this.name = name;
     this.durationMs = durationMs;
     this.#limiter = new Limiter({

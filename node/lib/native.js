@@ -4,6 +4,7 @@
 // (prebuilds/<platform>-<arch>/, node/scripts/prebuild.js). N-API keeps one binary good for every Node >= 20.17.
 
 const { candidates } = require('./addon_paths');
+const { codes } = require('./errors');
 
 function load() {
   const failures = [];
@@ -21,7 +22,7 @@ function load() {
       '  apt-get install g++ cmake pkg-config libhiredis-dev libssl-dev\n' +
       '  RATEWARDEN_BUILD_FROM_SOURCE=1 npm_config_nodedir=/usr npm rebuild ratewarden',
   );
-  error.code = 'ERR_RATEWARDEN_NATIVE';
+  error.code = codes.NATIVE;
   throw error;
 }
 

@@ -15,7 +15,7 @@
 //
 // One batch callback observes every instrument from one reading of the core's figures per collection.
 
-const { invalidArgument } = require('./errors');
+const { codes, invalidArgument } = require('./errors');
 const native = require('./native');
 
 const METER_NAME = 'ratewarden';
@@ -129,7 +129,7 @@ function register(meterProvider) {
   if (meterProvider === undefined && provider.getMeter(METER_NAME) === api.createNoopMeter()) {
     const error = new Error('ratewarden/opentelemetry: the global MeterProvider is the API\'s no-op one, whose ' +
       'instruments never report: set the SDK\'s first (metrics.setGlobalMeterProvider), or pass one to register()');
-    error.code = 'ERR_RATEWARDEN_NO_METER_PROVIDER';
+    error.code = codes.NO_METER_PROVIDER;
     throw error;
   }
   let registration = registrations.get(provider);

@@ -12,6 +12,13 @@ function show(value) {
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
+// Refuses the first key of `options` that is not `known`, naming them all: a misspelt option (or another binding's
+// spelling of it) would otherwise be a default silently.
+function knownOptions(what, options, known) {
+  const unknown = Object.keys(options).find((k) => !known.includes(k));
+  if (unknown !== undefined) throw invalidArgument(`unknown ${what} option "${unknown}" (known: ${known.join(', ')})`);
+}
+
 function oneOf(name, value, allowed) {
   if (value !== undefined && !allowed.includes(value)) {
     throw invalidArgument(`${name} must be one of ${allowed.map((a) => `"${a}"`).join(', ')}, got ${show(value)}`);
@@ -27,8 +34,7 @@ function limiterOptions(options) {
   if (options === null || typeof options !== 'object') {
     throw invalidArgument('Limiter options must be an object such as { policy: "100/minute" }');
   }
-  const unknown = Object.keys(options).find((k) => !KNOWN.includes(k));
-  if (unknown !== undefined) throw invalidArgument(`unknown Limiter option "${unknown}" (known: ${KNOWN.join(', ')})`);
+  knownOptions('Limiter', options, KNOWN);
   const { policy, store = 'memory://', algorithm, burst, buckets, prefix, onStoreError, name } = options;
   if (typeof policy !== 'string' || policy.trim() === '') {
     throw invalidArgument(`policy must be a string such as "100/minute" or "10/second; 1000/hour", got ${show(policy)}`);
@@ -63,4 +69,4 @@ function maxWaitOf(options, caller) {
   return Math.floor(ms * 1000);  // never a longer wait than asked
 }
 
-module.exports = { limiterOptions, costOf, maxWaitOf };
+module.exports = { limiterOptions, costOf, maxWaitOf, knownOptions, show };

@@ -5,7 +5,7 @@ const { after, before, describe, test } = require('node:test');
 const assert = require('node:assert/strict');
 const express = require('express');
 
-const { Store, TestClock } = require('ratewarden');
+const { Store, TestClock, codes } = require('ratewarden');
 const { rateLimit, clientKey } = require('ratewarden/express');
 const { listen } = require('./helpers/http');
 const { RedisServer } = require('./helpers/redis_server');
@@ -55,6 +55,45 @@ test('stacked limiters each count once; the same limiter met twice counts once',
     assert.equal(first.headers.ratelimit, 'limit=3, remaining=2, reset=60');
     assert.deepEqual(await statuses(server, '/x/r', 3, { 'x-user': 'u' }), [200, 200, 429]);
   }));
+
+// Express matches mount paths in either case and with parameters: a route's limit counts under the paths its
+// routers were mounted on, whatever the request's spelling of them, so no spelling gets a count (or figures) of its
+// own.
+for (const [version, expressOf] of [['Express 4', () => require('express4')], ['Express 5', () => express]]) {
+  test(`${version}: a route under routers counts under their mount paths, not the request's spelling`, async () => {
+    const e = expressOf();
+    const app = e();
+    const limit = rateLimit({ limit: 3, window: 60_000 });
+    const api = e.Router();
+    api.post('/login', limit, ok);
+    app.use('/api', api);
+    const tenant = e.Router();
+    tenant.use('/v1', api);
+    app.use('/t/:tenant', tenant);
+    const admin = e();  // an app mounted in the app
+    admin.post('/login/:id', limit, ok);
+    app.use('/admin', admin);
+    const server = await listen(app);
+    try {
+      const post = async (path) => (await server.request(path, { method: 'POST' })).status;
+      const got = async (paths) => {
+        const out = [];
+        for (const path of paths) out.push(await post(path));
+        return out;
+      };
+      assert.deepEqual(await got(['/api/login', '/API/login', '/Api/login', '/aPI/login', '/api/LOGIN']),
+        [200, 200, 200, 429, 429]);
+      assert.deepEqual(await got(['/t/a/v1/login', '/T/b/V1/login', '/t/c/v1/login', '/t/d/v1/login']),
+        [200, 200, 200, 429]);
+      assert.deepEqual(await got(['/admin/login/1', '/ADMIN/login/2', '/Admin/Login/3', '/admin/login/4']),
+        [200, 200, 200, 429]);
+      assert.deepEqual([...limit.limiter.limiters.keys()].sort(),
+        ['/admin/login/:id 3/60s', '/api/login 3/60s', '/t/:tenant/v1/login 3/60s']);
+    } finally {
+      await server.close();
+    }
+  });
+}
 
 describe('headers', () => {
   const cases = {
@@ -189,14 +228,15 @@ test('a key that cannot be made is a 400 by default, or what onKeyError says', (
     app.get('/d', rateLimit({ key: byUser }), ok);
     app.get('/throws', rateLimit({ key: () => { throw new Error('no'); } }), ok);
     app.get('/long', rateLimit({ key: () => 'x'.repeat(5000) }), ok);
-    app.get('/c', rateLimit({ key: byUser, onKeyError: (req, res) => res.status(401).send('who?') }), ok);
+    app.get('/c', rateLimit({ key: byUser, onKeyError: (req, res, next, e) => res.status(401).send(e.code) }), ok);
   }, async (server) => {
     for (const path of ['/d', '/throws', '/long']) {
       const r = await server.request(path);
       const { no_key: wanted } = require('../conformance/refusals.json');
       assert.deepEqual([r.status, r.body], [wanted.status, wanted.body], path);
     }
-    assert.equal((await server.request('/c')).status, 401);
+    const c = await server.request('/c');
+    assert.deepEqual([c.status, c.body], [401, codes.NO_KEY]);
     assert.equal((await server.request('/c', { headers: { 'x-user': 'a' } })).status, 200);
   }));
 

@@ -408,6 +408,22 @@ for (const framework of FRAMEWORKS) {
         });
       });
 
+      test('an async handler or onKeyError that rejects reaches the framework\'s error handling (500)', () => {
+        const fails = async () => { throw new Error('the handler failed'); };
+        return withApp(framework, { routes: [
+          route('/h', scoped({ limit: 1, handler: fails })),
+          route('/ha', scoped({ limit: 1, key: async () => 'k', handler: fails })),  // decided after an await
+          route('/ke', scoped({ key: 'header:x-none', onKeyError: fails })),
+        ] }, async (server) => {
+          for (const path of ['/h', '/ha']) {
+            assert.equal((await server.request(path)).status, 200);
+            assert.equal((await server.request(path)).status, 500, path);
+          }
+          assert.equal((await server.request('/ke')).status, 500);
+          assert.equal((await server.request('/h')).status, 500);  // the process is still there
+        });
+      });
+
       test('adversarial: 400 distinct keys at once, then 200 requests in flight for one key with a limit of 50', () =>
         withApp(framework, {
           routes: [route('/k', scoped({ limit: 1, key: 'header:x-k' })), route('/one', scoped({ limit: 50, key: 'header:x-k' }))],
@@ -440,6 +456,24 @@ test('a scope named by two limits that count differently is refused at start-up'
   assert.throws(() => koa.rateLimit({ scope: 'ambiguous', limit: 6, store: url }), /scope "ambiguous" is named by two/);
   assert.throws(() => rateLimit({ scope: 'ambiguous', limit: 5, key: 'user', store: url }), /count differently/);
   rateLimit({ scope: 'ambiguous', limit: 5, store: url });  // the same count: shared on purpose
+});
+
+test('a statusCode that is not an integer from 400 to 599 is refused at start-up, in every adapter', async () => {
+  const express = require('ratewarden/express');
+  const koa = require('ratewarden/koa');
+  const refused = (statusCode) => (e) => e.code === 'ERR_RATEWARDEN_INVALID_ARGUMENT' &&
+    e.message === `statusCode must be an integer between 400 and 599, got ${JSON.stringify(statusCode)}`;
+  for (const statusCode of [42, 200, 399, 600, 1000, 99.5, 429.5, '429', null]) {
+    assert.throws(() => express.rateLimit({ statusCode }), refused(statusCode));
+    assert.throws(() => koa.rateLimit({ statusCode }), refused(statusCode));
+    for (const [plugin, config] of [[{ statusCode }, {}], [{}, { rateLimit: { statusCode } }]]) {
+      const app = require('fastify')();
+      await app.register(require('ratewarden/fastify'), plugin);
+      assert.throws(() => app.get('/', { config }, async () => 'ok'), refused(statusCode));
+      await app.close();
+    }
+  }
+  for (const statusCode of [400, 420, 503, 599]) express.rateLimit({ statusCode });
 });
 
 test('fastify: routes added before the plugin are limited too (the app-wide limit, their own, none when false)', async () => {

@@ -314,3 +314,28 @@ describe('Redis store', () => {
     await sleeping;
   });
 });
+
+// Every code the package throws (or hands to onKeyError) is in `codes`, in index.d.ts's ErrorCode and in
+// docs/node.md's table of errors; and nothing else is.
+test('codes, the declarations and the docs name the codes the package uses', () => {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const root = path.join(__dirname, '..', '..');
+  const found = (text) => new Set(text.match(/ERR_RATEWARDEN_[A-Z_]+/g));
+  const used = new Set();
+  for (const dir of ['node/lib', 'node/src']) {
+    for (const file of fs.readdirSync(path.join(root, dir))) {
+      for (const code of found(fs.readFileSync(path.join(root, dir, file), 'utf8'))) used.add(code);
+    }
+  }
+  const sorted = (set) => [...set].sort();
+  assert.deepEqual(sorted(new Set(Object.values(codes))), sorted(used));
+  for (const [name, code] of Object.entries(codes)) assert.equal(code, `ERR_RATEWARDEN_${name}`);
+  const dts = fs.readFileSync(path.join(root, 'node', 'index.d.ts'), 'utf8');
+  assert.deepEqual(sorted(found(/export type ErrorCode =[^;]*;/.exec(dts)[0])), sorted(used));
+  assert.deepEqual(sorted(found(/export declare const codes: \{[^}]*\}/.exec(dts)[0])), sorted(used));
+  const docs = fs.readFileSync(path.join(root, 'docs', 'node.md'), 'utf8');
+  const table = /^## Errors\n[\s\S]*?\n\n\|[\s\S]*?\n\n/m.exec(docs)[0];
+  const documented = new Set([...table.matchAll(/^\| `(ERR_RATEWARDEN_[A-Z_]+)`/gm)].map((m) => m[1]));
+  assert.deepEqual(sorted(documented), sorted(used));
+});

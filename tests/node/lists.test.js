@@ -51,9 +51,18 @@ test('bad input', async () => {
   for (const name of ['', 'has space', 'x'.repeat(65), 'brace{', 7, undefined]) {
     assert.throws(() => new KeyList({ name }), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
   }
-  for (const durationMs of [0, -1, 0.5, 3651 * 86400 * 1000, NaN, '1000']) {
-    assert.throws(() => new KeyList({ name: 'ok', durationMs }), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
+  // Named in the ms the caller gave (the core, given µs, would say "got 0 us" for -1).
+  for (const [durationMs, got] of [[0, '0'], [-1, '-1'], [0.5, '0.5'], [0.0001, '0.0001'], [3651 * 86400 * 1000,
+    '315446400000'], [NaN, 'NaN'], ['1000', '"1000"']]) {
+    assert.throws(() => new KeyList({ name: 'ok', durationMs }), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT',
+      message: `durationMs must be a number of ms from 1 to 315360000000 (3650 days), got ${got}` });
   }
+  assert.equal(new KeyList({ name: 'ok', durationMs: 1 }).durationMs, 1);
+  // An option it does not know is refused (Python's `duration` here would have been a 10-year entry).
+  assert.throws(() => new KeyList({ name: 'ok', duration: 900_000 }), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT',
+    message: 'unknown KeyList option "duration" (known: name, store, durationMs)' });
+  assert.throws(() => new KeyList(null), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT',
+    message: /KeyList options must be/ });
   const list = new KeyList({ name: 'ok' });
   await assert.rejects(list.add(7), { code: 'ERR_RATEWARDEN_INVALID_ARGUMENT' });
   // A list's keys are a limiter's: 1 to 4096 bytes, its name not counted.

@@ -90,6 +90,12 @@ async function pacing(limiter: ratewarden.Limiter): Promise<void> {
   } catch (e) {
     if (e instanceof ratewarden.RateLimitTimeoutError) console.log(e.decision.retryAfterMs, e.timeoutMs, e.code);
   }
+  const refusal = new ratewarden.RateLimitTimeoutError('partner-api', await limiter.peek('partner-api'), 500);
+  const timeoutMs: number | undefined = refusal.timeoutMs;
+  const codes: ratewarden.ErrorCode[] = [ratewarden.codes.NATIVE, ratewarden.codes.NO_KEY, refusal.code];
+  console.log(timeoutMs, codes);
+  // @ts-expect-error its constructor takes the key, the refusal and the timeout, not a message
+  new ratewarden.RateLimitTimeoutError('the partner is busy');
   console.log(slot, waited, sent, doubled);
   // @ts-expect-error the paced function keeps the parameters of fn
   await send(1, 1);
