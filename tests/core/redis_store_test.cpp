@@ -509,6 +509,24 @@ TEST(RedisAuth, PasswordAndAclUser) {
   }
   auto none = open_store("redis://127.0.0.1:" + std::to_string(own.port()));
   EXPECT_THROW(Limiter("1/s", none).hit("k"), StoreError);  // NOAUTH
+  // A handshake the server refuses counts toward the circuit breaker (docs/deployment.md): no call gets through it.
+  // Three refusals (the server's error), then the circuit is open: the next call is not tried.
+  Limiter refused("1/s", open_store("redis://alice:not-the-pw@127.0.0.1:" + std::to_string(own.port()) +
+                                    "?circuit_failures=3&circuit_backoff=10s"));
+  for (int i = 0; i < 3; ++i) {
+    try {
+      refused.hit("k");
+      FAIL();
+    } catch (const StoreError& e) {
+      EXPECT_EQ(e.code(), ErrorCode::store_error) << i << ": " << e.what();
+    }
+  }
+  try {
+    refused.hit("k");
+    FAIL();
+  } catch (const StoreError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::store_unavailable) << e.what();
+  }
 }
 
 TEST(RedisUrl, ParsesOptionsAndRejectsBadOnes) {
