@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -17,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // The keys each level takes: envoyproxy/ratelimit's, then ratewarden's (on_store_error; policy, algorithm, burst,
-// buckets, key, prefix). quota_mode, value_to_metric and metadata are accepted and change nothing here.
+// buckets, key, prefix). value_to_metric, share_threshold and metadata are accepted and change nothing here.
 const std::set<std::string> kFileKeys = {"domain", "descriptors", "on_store_error"};
 const std::set<std::string> kDescriptorKeys = {"key",           "value",           "rate_limit",  "descriptors",
                                                "shadow_mode",   "detailed_metric", "quota_mode",  "value_to_metric",
@@ -31,6 +32,7 @@ class Loader {
 
   Domain domain(const YAML::Node& root) {
     if (!root.IsMap()) fail(root, "a config file is a map (domain, descriptors)");
+    resolve_merges(root, 0);
     check_keys(root, kFileKeys);
     Domain d;
     d.file = file_;
@@ -55,6 +57,31 @@ class Loader {
     throw InvalidArgument(file_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " + what);
   }
 
+  // YAML 1.1's merge keys (`<<: *anchor`, or a list of anchors), which yaml-cpp leaves as a key named "<<": each
+  // merged map's keys are added where the map has none of its own (in a list, the first map's win), as the peer's
+  // parser reads them.
+  void resolve_merges(YAML::Node node, int depth) const {
+    if (depth > 64) fail(node, "config error, nested over 64 levels deep");
+    if (node.IsSequence())
+      for (YAML::Node item : node) resolve_merges(item, depth + 1);
+    if (!node.IsMap()) return;
+    for (auto item : node) resolve_merges(item.second, depth + 1);
+    const YAML::Node& view = node;  // lookups that add no key
+    const YAML::Node merged = view["<<"];
+    if (!merged.IsDefined()) return;
+    std::vector<YAML::Node> maps;
+    if (merged.IsMap()) maps.push_back(merged);
+    if (merged.IsSequence())
+      for (const YAML::Node& map : merged) maps.push_back(map);
+    if (maps.empty() || !std::all_of(maps.begin(), maps.end(), [](const YAML::Node& m) { return m.IsMap(); }))
+      fail(merged, "config error, '<<' merges a map or a list of maps");
+    node.remove("<<");
+    for (const YAML::Node& map : maps)
+      for (const auto& item : map)
+        if (!item.first.IsScalar() || !view[item.first.Scalar()].IsDefined())
+          node.force_insert(item.first, item.second);
+  }
+
   void check_keys(const YAML::Node& map, const std::set<std::string>& allowed) const {
     for (const auto& item : map) {
       if (!item.first.IsScalar()) fail(item.first, "config error, a key that is not a string");
@@ -70,24 +97,56 @@ class Loader {
     return v.as<std::string>();
   }
 
+  // YAML 1.1's booleans, as the peer's parser (gopkg.in/yaml.v2) reads them: true/false, yes/no, y/n, on/off, each
+  // in lower, Title or UPPER case.
   bool boolean(const YAML::Node& map, const char* key) const {
     const std::optional<std::string> v = scalar(map, key);
     if (!v) return false;
-    if (*v == "true" || *v == "True" || *v == "TRUE") return true;
-    if (*v == "false" || *v == "False" || *v == "FALSE") return false;
+    static const std::set<std::string> yes = {"true", "True", "TRUE", "yes", "Yes", "YES",
+                                              "y",    "Y",    "on",   "On",  "ON"};
+    static const std::set<std::string> no = {"false", "False", "FALSE", "no", "No", "NO",
+                                             "n",     "N",     "off",   "Off", "OFF"};
+    if (yes.count(*v) != 0) return true;
+    if (no.count(*v) != 0) return false;
     fail(map[key], std::string("'") + key + "' must be true or false, got '" + *v + "'");
   }
 
-  // A whole number in [0, max]: a float or anything else is an error (as the peer's config checker says).
+  // A whole number in [0, max], spelt as YAML 1.1 (the peer's parser) spells one: '_'s anywhere, a '+', 0x hex, 0b
+  // binary, 0o or a leading 0 octal. A float or anything else is an error (as the peer's config checker says).
   std::optional<int64_t> integer(const YAML::Node& map, const char* key, int64_t max) const {
     const std::optional<std::string> v = scalar(map, key);
     if (!v) return std::nullopt;
-    const bool digits = !v->empty() && v->size() <= 18 &&
-                        std::all_of(v->begin(), v->end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-    if (!digits || std::stoll(*v) > max)
+    const std::optional<int64_t> n = yaml11_integer(*v);
+    if (!n || *n > max)
       fail(map[key], std::string("'") + key + "' must be a whole number from 0 to " + std::to_string(max) +
                          ", got '" + *v + "'");
-    return std::stoll(*v);
+    return n;
+  }
+
+  // A non-negative YAML 1.1 integer, or none (a sign other than '+', a float, another digit than the base's).
+  static std::optional<int64_t> yaml11_integer(const std::string& text) {
+    std::string digits;
+    for (char c : text)
+      if (c != '_') digits += c;
+    if (!digits.empty() && digits[0] == '+') digits.erase(0, 1);
+    int base = 10;
+    if (digits.size() > 2 && digits[0] == '0' && std::strchr("xXbBoO", digits[1]) != nullptr) {
+      const char kind = static_cast<char>(std::tolower(static_cast<unsigned char>(digits[1])));
+      base = kind == 'x' ? 16 : kind == 'b' ? 2 : 8;
+      digits.erase(0, 2);
+    } else if (digits.size() > 1 && digits[0] == '0') {
+      base = 8;
+    }
+    if (digits.empty()) return std::nullopt;
+    int64_t n = 0;
+    for (char c : digits) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      const int d = std::isdigit(u) ? c - '0' : std::isxdigit(u) ? std::tolower(u) - 'a' + 10 : base;
+      if (d >= base) return std::nullopt;
+      n = n * base + d;
+      if (n > (int64_t{1} << 40)) return n;  // over every bound (refused whatever follows), before it overflows
+    }
+    return n;
   }
 
   // `keys`: the entry keys of the levels above (what a key template may name).
@@ -116,6 +175,7 @@ class Loader {
     if (n.value && n.value->empty()) n.value.reset();  // an empty value matches any, as a missing one
     n.wildcard = n.value && n.value->find('*') != std::string::npos;
     n.shadow_mode = boolean(item, "shadow_mode");
+    n.quota_mode = boolean(item, "quota_mode");
     n.detailed_metric = boolean(item, "detailed_metric");
     const std::string here = path + "." + n.key + (n.value ? "_" + *n.value : "");
     keys.push_back(n.key);
@@ -157,7 +217,11 @@ class Loader {
       }
     }
     if (const std::optional<std::string> key = scalar(map, "key")) r.key_template = key_template(map["key"], *key, keys);
-    if (r.unlimited || (r.unit != Unit::unknown && r.requests_per_unit == 0)) return r;
+    if (r.unlimited) return r;
+    if (r.unit != Unit::unknown && r.requests_per_unit == 0) {  // refuses every hit without the store
+      r.epoch_window = true;  // its reset is the peer's epoch window, whatever the algorithm or key
+      return r;
+    }
     LimiterOptions options;
     options.name = path.substr(0, 200);
     options.prefix = scalar(map, "prefix");

@@ -43,6 +43,7 @@ struct Node {
   bool wildcard = false;             // value has '*'s: each matches any run of characters
   std::optional<Rule> rule;
   bool shadow_mode = false;
+  bool quota_mode = false;  // over its limit, it refuses the call only when all its quota descriptors are over
   bool detailed_metric = false;
   std::vector<Node> children;  // in file order
 };

@@ -48,7 +48,7 @@ HttpRoute http_routes(std::shared_ptr<RateLimiting> limiting, std::shared_ptr<St
   const std::string routes = with_metrics ? "/json, /healthcheck, /metrics" : "/json, /healthcheck";
   return [=](const HttpRequest& request, std::function<void(HttpReply)> reply) {
     if (request.path == "/json") return json(*limiting, request, reply);
-    if (request.method != "GET") return reply(text(405, "GET " + request.path + "\n"));
+    if (request.method != "GET" && request.method != "HEAD") return reply(text(405, "GET " + request.path + "\n"));
     if (request.path == "/healthcheck") return reply(healthcheck(*store, *draining));
     if (request.path == "/metrics" && with_metrics) return reply(metrics(*limiting));
     reply(text(404, "no route " + request.path + ": " + routes + "\n"));
@@ -58,7 +58,7 @@ HttpRoute http_routes(std::shared_ptr<RateLimiting> limiting, std::shared_ptr<St
 HttpRoute metrics_routes(std::shared_ptr<RateLimiting> limiting, std::shared_ptr<Store> store,
                          std::shared_ptr<const std::atomic<bool>> draining) {
   return [=](const HttpRequest& request, std::function<void(HttpReply)> reply) {
-    if (request.method != "GET") return reply(text(405, "GET " + request.path + "\n"));
+    if (request.method != "GET" && request.method != "HEAD") return reply(text(405, "GET " + request.path + "\n"));
     if (request.path == "/healthcheck") return reply(healthcheck(*store, *draining));
     if (request.path == "/metrics") return reply(metrics(*limiting));
     reply(text(404, "no route " + request.path + ": /metrics, /healthcheck\n"));

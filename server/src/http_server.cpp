@@ -16,6 +16,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -56,6 +58,20 @@ std::string lower(std::string s) {
   return s;
 }
 
+// Where the body of the request at the head of `in` starts (just past its header's empty line), or npos while the
+// header is incomplete. Lines end in CRLF or a bare LF (RFC 9112 §2.2 lets a server take either).
+size_t body_start(const std::string& in) {
+  for (size_t lf = in.find('\n'); lf != std::string::npos; lf = in.find('\n', lf + 1)) {
+    if (lf + 1 < in.size() && in[lf + 1] == '\n') return lf + 2;
+    if (lf + 2 < in.size() && in[lf + 1] == '\r' && in[lf + 2] == '\n') return lf + 3;
+  }
+  return std::string::npos;
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 int listen_on(const std::string& flag, const std::string& listen, int& port) {
   const size_t colon = listen.rfind(':');
   if (colon == std::string::npos) throw std::runtime_error(flag + " takes ADDR:PORT, got \"" + listen + "\"");
@@ -93,6 +109,31 @@ int listen_on(const std::string& flag, const std::string& listen, int& port) {
 
 }  // namespace
 
+struct HttpServer::Mailbox {
+  ~Mailbox() { ::close(wake_fd); }
+  void post(uint64_t id, HttpReply reply) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      replies.emplace_back(id, std::move(reply));
+    }
+    wake();
+  }
+  void wake() const {
+    const uint64_t one = 1;
+    (void)!::write(wake_fd, &one, sizeof one);
+  }
+  std::deque<std::pair<uint64_t, HttpReply>> take() {
+    std::deque<std::pair<uint64_t, HttpReply>> ready;
+    std::lock_guard<std::mutex> lock(mu);
+    ready.swap(replies);
+    return ready;
+  }
+
+  const int wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);  // replies ready, or stop, or drain
+  std::mutex mu;
+  std::deque<std::pair<uint64_t, HttpReply>> replies;
+};
+
 struct HttpServer::Connection {
   ~Connection() { SSL_free(ssl); }
   // One read or write, plain or TLS: > 0 bytes; 0: the peer closed; -1 with errno (EAGAIN: not now).
@@ -104,6 +145,8 @@ struct HttpServer::Connection {
   std::string in, out;
   size_t sent = 0;
   bool busy = false;        // a request is being answered: the next one (pipelined) waits
+  bool head = false;        // the request answered is a HEAD: its answer has no body
+  bool continued = false;   // "100 Continue" sent for the request at the head of `in`, whose body is coming
   bool keep_alive = true;
   bool peer_done = false;  // the client closed its side
   bool lingering = false;  // answered and shut for writing: what the client still sends is read and dropped, so
@@ -148,28 +191,52 @@ ssize_t HttpServer::Connection::transmit(const char* buf, size_t n) {
 
 HttpServer::HttpServer(const std::string& listen, HttpRoute route, size_t max_body_bytes, SslContext tls,
                        const std::string& flag)
-    : route_(std::move(route)), max_body_bytes_(max_body_bytes), tls_(std::move(tls)) {
+    : route_(std::move(route)), max_body_bytes_(max_body_bytes), tls_(std::move(tls)),
+      mailbox_(std::make_shared<Mailbox>()) {
   listen_fd_ = listen_on(flag, listen, port_);
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
-  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   epoll_event e{};
   e.events = EPOLLIN;
   e.data.u64 = kListenTag;
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &e);
   e.data.u64 = kWakeTag;
-  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &e);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, mailbox_->wake_fd, &e);
   thread_ = std::thread([this] { run(); });
 }
 
 HttpServer::~HttpServer() {
   stopping_.store(true);
-  const uint64_t one = 1;
-  (void)!::write(wake_fd_, &one, sizeof one);
+  mailbox_->wake();
   thread_.join();
   for (auto& [id, c] : connections_) ::close(c->fd);
-  ::close(listen_fd_);
+  if (listen_fd_ >= 0) ::close(listen_fd_);
   ::close(epoll_fd_);
-  ::close(wake_fd_);
+}
+
+void HttpServer::drain() {
+  draining_.store(true);
+  mailbox_->wake();
+}
+
+bool HttpServer::wait_drained(std::chrono::system_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(drained_mu_);
+  return drained_cv_.wait_until(lock, deadline, [this] { return drained_; });
+}
+
+void HttpServer::drain_step() {
+  if (listen_fd_ >= 0) {
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+    ::close(listen_fd_);  // a connection not accepted yet is refused
+    listen_fd_ = -1;
+  }
+  std::vector<uint64_t> idle;
+  for (const auto& [id, c] : connections_)
+    if (!c->busy && c->out.empty()) idle.push_back(id);
+  for (uint64_t id : idle) close(id);
+  if (!connections_.empty()) return;
+  std::lock_guard<std::mutex> lock(drained_mu_);
+  drained_ = true;
+  drained_cv_.notify_all();
 }
 
 void HttpServer::run() {
@@ -188,7 +255,7 @@ void HttpServer::run() {
         accept_all();
       } else if (tag == kWakeTag) {
         uint64_t count;
-        (void)!::read(wake_fd_, &count, sizeof count);
+        (void)!::read(mailbox_->wake_fd, &count, sizeof count);
         take_replies();
       } else {
         auto it = connections_.find(tag - 2);
@@ -196,6 +263,7 @@ void HttpServer::run() {
       }
     }
     expire_idle();
+    if (draining_.load()) drain_step();
   }
 }
 
@@ -292,25 +360,29 @@ void HttpServer::on_readable(Connection& c) {
 
 // Answers the request at the head of `c.in`, if it is whole.
 void HttpServer::serve(Connection& c) {
-  const size_t end = c.in.find("\r\n\r\n");
+  const size_t start = body_start(c.in);
   auto refuse = [this, &c](int status, const std::string& why) {
     c.keep_alive = false;
     c.in.clear();
+    c.continued = false;
     c.busy = true;
     send(c.id, HttpReply{status, "text/plain; charset=utf-8", why + "\n"});
   };
-  if (end == std::string::npos ? c.in.size() > kMaxHeaderBytes : end > kMaxHeaderBytes)
+  c.head = false;
+  if ((start == std::string::npos ? c.in.size() : start) > kMaxHeaderBytes)
     return refuse(431, "the request's header is over 16 KiB");
-  if (end == std::string::npos) return;
+  if (start == std::string::npos) return;
   HttpRequest request;
-  std::istringstream head(c.in.substr(0, end));
+  std::istringstream head(c.in.substr(0, start));
   std::string line, version;
   std::getline(head, line);
   std::istringstream first(line);
   first >> request.method >> request.path >> version;
   if (version.rfind("HTTP/1.", 0) != 0) return refuse(400, "not an HTTP/1.x request");
+  c.head = request.method == "HEAD";
   request.path = request.path.substr(0, request.path.find('?'));
-  size_t length = 0;
+  std::optional<size_t> length;
+  bool expects_continue = false;
   c.keep_alive = version != "HTTP/1.0";
   while (std::getline(head, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -319,39 +391,39 @@ void HttpServer::serve(Connection& c) {
     const std::string name = lower(line.substr(0, colon));
     std::string value = line.substr(colon + 1);
     value.erase(0, value.find_first_not_of(" \t"));
+    value.erase(value.find_last_not_of(" \t") + 1);
     if (name == "content-length") {
-      const long long v = std::atoll(value.c_str());
-      if (v < 0 || static_cast<size_t>(v) > max_body_bytes_)
+      // RFC 9112 §6.3: a length that is not a number, or two that differ, leave the message's end unknown.
+      if (!all_digits(value)) return refuse(400, "Content-Length is not a number: \"" + value + "\"");
+      if (value.size() > 18 || std::stoull(value) > max_body_bytes_)
         return refuse(413, "the body is over " + std::to_string(max_body_bytes_) + " bytes");
-      length = static_cast<size_t>(v);
+      const size_t v = std::stoull(value);
+      if (length && *length != v) return refuse(400, "two Content-Length headers that differ");
+      length = v;
     } else if (name == "transfer-encoding") {
       return refuse(411, "send the body with a Content-Length");
     } else if (name == "connection") {
       c.keep_alive = lower(value) != "close";
+    } else if (name == "expect") {
+      expects_continue = lower(value) == "100-continue";
     }
   }
-  if (c.in.size() < end + 4 + length) return;  // the body is still coming
-  request.body = c.in.substr(end + 4, length);
-  c.in.erase(0, end + 4 + length);
+  const size_t end = start + length.value_or(0);
+  if (c.in.size() < end) {  // the body is still coming (a client that waits to be asked for it is asked, once)
+    if (!expects_continue || c.continued || version == "HTTP/1.0") return;
+    c.continued = true;
+    c.out += "HTTP/1.1 100 Continue\r\n\r\n";
+    return flush(c);
+  }
+  request.body = c.in.substr(start, end - start);
+  c.in.erase(0, end);
+  c.continued = false;
   c.busy = true;
-  const uint64_t id = c.id;
-  route_(request, [this, id](HttpReply reply) {
-    {
-      std::lock_guard<std::mutex> lock(replies_mu_);
-      replies_.emplace_back(id, std::move(reply));
-    }
-    const uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof one);
-  });
+  route_(request, [mailbox = mailbox_, id = c.id](HttpReply reply) { mailbox->post(id, std::move(reply)); });
 }
 
 void HttpServer::take_replies() {
-  std::deque<std::pair<uint64_t, HttpReply>> ready;
-  {
-    std::lock_guard<std::mutex> lock(replies_mu_);
-    ready.swap(replies_);
-  }
-  for (auto& [id, reply] : ready) send(id, reply);
+  for (auto& [id, reply] : mailbox_->take()) send(id, reply);
 }
 
 void HttpServer::send(uint64_t id, const HttpReply& reply) {
@@ -361,15 +433,16 @@ void HttpServer::send(uint64_t id, const HttpReply& reply) {
   c.busy = false;
   c.out += "HTTP/1.1 " + std::to_string(reply.status) + " " + reason(reply.status) +
            "\r\nContent-Type: " + reply.content_type + "\r\nContent-Length: " + std::to_string(reply.body.size()) +
-           (last_answer(c) ? "\r\nConnection: close\r\n\r\n" : "\r\n\r\n") + reply.body;
+           (last_answer(c) ? "\r\nConnection: close\r\n\r\n" : "\r\n\r\n") + (c.head ? "" : reply.body);
   flush(c);
   if (connections_.count(id) != 0 && c.keep_alive && !c.in.empty()) serve(c);  // a pipelined request
 }
 
-// Whether the connection closes once its output is sent: its request asked to, or the client has half-closed and
-// sent no further whole request (a pipelined one is still answered, whenever the half-close was read).
+// Whether the connection closes once its output is sent: the listener drains, its request asked to, or the client
+// has half-closed and sent no further whole request (a pipelined one is still answered, whenever the half-close was
+// read).
 bool HttpServer::last_answer(const Connection& c) const {
-  return !c.keep_alive || (c.peer_done && c.in.find("\r\n\r\n") == std::string::npos);
+  return draining_.load() || !c.keep_alive || (c.peer_done && body_start(c.in) == std::string::npos);
 }
 
 void HttpServer::flush(Connection& c) {
@@ -390,7 +463,7 @@ void HttpServer::flush(Connection& c) {
   c.sent = 0;
   c.out_blocked = false;
   watch(c);
-  if (c.busy || !last_answer(c)) return;
+  if (c.busy || c.continued || !last_answer(c)) return;
   if (c.peer_done) return close(c.id);
   if (c.ssl != nullptr) SSL_shutdown(c.ssl);  // close_notify, as far as it goes without waiting
   ERR_clear_error();

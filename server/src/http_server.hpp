@@ -1,13 +1,14 @@
-// The server's HTTP/1.1 listener (internal): one thread, one epoll, a few routes. Bodies by Content-Length only,
-// bounded headers and bodies, keep-alive, idle connections closed. A route answers at once or later, from any thread
-// (the store's answer): the reply is handed back to the listener's thread. With an OpenSSL context, every
-// connection is TLS: its handshake runs in the same loop without blocking it, and one that does not finish within
-// kHandshakeTimeoutMs is closed.
+// The server's HTTP/1.1 listener (internal): one thread, one epoll, a few routes. Bodies by Content-Length only
+// (`Expect: 100-continue` answered), bounded headers and bodies, keep-alive, idle connections closed, HEAD as GET
+// without the body. A route answers at once or later, from any thread (the store's answer): the reply is handed
+// back to the listener's thread. With an OpenSSL context, every connection is TLS: its handshake runs in the same
+// loop without blocking it, and one that does not finish within kHandshakeTimeoutMs is closed.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -40,7 +41,7 @@ class HttpServer {
   // it cannot.
   HttpServer(const std::string& listen, HttpRoute route, size_t max_body_bytes, SslContext tls = nullptr,
              const std::string& flag = "--http-listen");
-  ~HttpServer();  // stops the thread; connections are closed
+  ~HttpServer();  // stops the thread; connections are closed, answered or not
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
@@ -48,9 +49,17 @@ class HttpServer {
   // The context of the connections accepted from now on (a listener made with TLS only; any thread).
   void set_tls(SslContext tls) { std::atomic_store(&tls_, std::move(tls)); }
 
+  // Draining (any thread): no connection is accepted any more, idle ones are closed, and each request read is still
+  // answered, on a connection closed after its answer. wait_drained: until no connection is left, or `deadline`
+  // (then false).
+  void drain();
+  bool wait_drained(std::chrono::system_clock::time_point deadline);
+
  private:
   struct Connection;
+  struct Mailbox;
   void run();
+  void drain_step();  // on the listener's thread, while draining
   void accept_all();
   void on_event(Connection& c, uint32_t events);
   void handshake(Connection& c);
@@ -67,15 +76,19 @@ class HttpServer {
   HttpRoute route_;
   const size_t max_body_bytes_;
   SslContext tls_;  // null: plaintext
-  int listen_fd_ = -1;
+  int listen_fd_ = -1;  // -1 once draining
   int epoll_fd_ = -1;
-  int wake_fd_ = -1;  // eventfd: replies ready, or stop
   int port_ = 0;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> draining_{false};
+  std::mutex drained_mu_;
+  std::condition_variable drained_cv_;
+  bool drained_ = false;  // draining, and no connection left
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;  // by id: a late reply finds its connection gone
   uint64_t next_id_ = 1;
-  std::mutex replies_mu_;
-  std::deque<std::pair<uint64_t, HttpReply>> replies_;
+  // The replies' way to this thread, shared with the routes' reply callbacks: one called after the listener is gone
+  // (a store that answers after the drain timeout) posts to it harmlessly.
+  std::shared_ptr<Mailbox> mailbox_;
   std::thread thread_;
 };
 

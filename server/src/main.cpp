@@ -153,11 +153,14 @@ int serve(const ServerOptions& o) {
       reload("SIGHUP");
       continue;
     }
-    // Draining: health fails at once; calls in flight finish, within the drain timeout.
+    // Draining: health fails at once; calls in flight, gRPC and HTTP, finish within the drain timeout.
     log("draining (signal " + std::to_string(signal) + ")");
     draining->store(true);
     for (const char* name : kHealthNames) server->GetHealthCheckService()->SetServingStatus(name, false);
-    server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(o.drain_ms));
+    const auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds(o.drain_ms);
+    if (http) http->drain();
+    server->Shutdown(deadline);
+    if (http && !http->wait_drained(deadline)) log("HTTP requests unanswered at the drain timeout are dropped");
     http.reset();
     metrics_http.reset();
     return 0;

@@ -74,11 +74,13 @@ int64_t wall_now_s(const ServiceOptions& o) {
 
 // One descriptor's part of a call: what limits it, and how much it charges.
 struct Plan {
-  std::shared_ptr<Limiter> limiter;  // null: no store call (no limit, unlimited, a limit of 0 or a cost over it)
+  std::shared_ptr<Limiter> limiter;  // null: no limit, unlimited, or a limit of 0
   const Rule* rule = nullptr;        // the configuration's (null for an override)
   bool unlimited = false;
   bool shadow = false;
+  bool quota = false;    // quota_mode: over its limit, it refuses the call only with every quota descriptor over
   bool limited = false;  // a limit applies (the status gets current_limit)
+  bool refused = false;  // over without a store call: a limit of 0, or a cost over the limiter's capacity
   std::string name;
   Unit unit = Unit::unknown;           // the peer's form
   uint32_t requests_per_unit = 0;      // the peer's form
@@ -89,21 +91,21 @@ struct Plan {
 
 class RateLimiting::Call {
  public:
-  Call(RlsResponse* response, RlsDone done, OnStoreError on_store_error, int64_t now_s,
-       ServiceOptions::Headers headers, size_t n)
-      : response_(response), done_(std::move(done)), on_store_error_(on_store_error), now_s_(now_s),
-        headers_(headers), plans_(n), decisions_(n), failures_(n), windows_s_(n) {}
+  Call(RlsResponse* response, OnStoreError on_store_error, int64_t now_s, ServiceOptions::Headers headers, size_t n)
+      : response_(response), on_store_error_(on_store_error), now_s_(now_s), headers_(headers), plans_(n),
+        decisions_(n), failures_(n), windows_s_(n) {}
 
   std::vector<Plan>& plans() { return plans_; }
-  // Answers with `status` instead of starting (the request was refused).
-  void fail(const grpc::Status& status) { done_(status); }
 
-  // Starts the store calls; the last answer (maybe one made here) finishes the call.
-  static void start(const std::shared_ptr<Call>& call) {
+  // Starts the store calls; the last answer (maybe one made here) finishes the call and calls `done`. Nothing here
+  // throws past a plan: the core throws before a call starts (then `done` of that call never runs), and a plan that
+  // did not start counts as answered, so the call always finishes.
+  static void start(const std::shared_ptr<Call>& call, RlsDone done) {
+    call->done_ = std::move(done);
     call->left_.store(call->plans_.size() + 1, std::memory_order_relaxed);
     for (size_t i = 0; i < call->plans_.size(); ++i) {
       Plan& p = call->plans_[i];
-      if (!p.limiter) {
+      if (!p.limiter || p.refused) {
         call->answered();
         continue;
       }
@@ -120,6 +122,9 @@ class RateLimiting::Call {
       } catch (const InvalidArgument&) {
         call->failures_[i] = ErrorCode::invalid_argument;
         call->answered();
+      } catch (const std::exception&) {
+        call->failures_[i] = ErrorCode::internal;
+        call->answered();
       }
     }
     call->answered();  // the start's own share
@@ -131,22 +136,50 @@ class RateLimiting::Call {
   }
 
   void finish() {
-    bool over = false;
-    for (size_t i = 0; i < plans_.size(); ++i) {
-      if (failures_[i] == ErrorCode::invalid_argument)
-        return done_(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "descriptor " + std::to_string(i) +
-                                                                          ": its key is empty or too long (a key is 1 to 4096 bytes)"));
-      if (failures_[i] && on_store_error_ == OnStoreError::raise)
-        return done_(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the store failed: " + error_name(*failures_[i])));
-      over = status(i, *response_->add_statuses()) || over;
+    grpc::Status status;
+    try {
+      status = respond();
+    } catch (const std::exception& e) {  // answered all the same: the caller waits, and in-flight counts this call
+      status = grpc::Status(grpc::StatusCode::INTERNAL, std::string("the call failed: ") + e.what());
     }
-    response_->set_overall_code(over ? RlsResponse::OVER_LIMIT : RlsResponse::OK);
-    if (headers_ == ServiceOptions::Headers::envoy) add_envoy_headers();
-    if (headers_ == ServiceOptions::Headers::ietf) add_ietf_headers();
-    done_(grpc::Status::OK);
+    done_(status);
   }
 
-  // Fills descriptor i's status; true when it is over its limit (after shadow mode).
+  // Fills the response from the answers; the call's status.
+  grpc::Status respond() {
+    size_t over = 0, quotas = 0, quotas_over = 0;
+    for (size_t i = 0; i < plans_.size(); ++i) {
+      if (failures_[i] == ErrorCode::invalid_argument)
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "descriptor " + std::to_string(i) +
+                                                                    ": its key is empty or too long (1 to 4096 bytes)");
+      if (failures_[i] == ErrorCode::internal)
+        return grpc::Status(grpc::StatusCode::INTERNAL, "descriptor " + std::to_string(i) + " could not be decided");
+      if (failures_[i] && on_store_error_ == OnStoreError::raise)
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the store failed: " + error_name(*failures_[i]));
+      const bool refused = status(i, *response_->add_statuses());
+      if (plans_[i].quota) {
+        ++quotas;
+        quotas_over += refused;
+      } else {
+        over += refused;
+      }
+    }
+    // envoyproxy/ratelimit's quota mode: quota descriptors over their limits refuse the call only when all are.
+    const bool refused = over > 0 || (quotas > 0 && quotas_over == quotas);
+    response_->set_overall_code(refused ? RlsResponse::OVER_LIMIT : RlsResponse::OK);
+    if (headers_ == ServiceOptions::Headers::envoy) add_envoy_headers();
+    if (headers_ == ServiceOptions::Headers::ietf) add_ietf_headers();
+    return grpc::Status::OK;
+  }
+
+  // The limiter's policy that refuses a cost over its capacity: the one with the smallest.
+  static const Policy& smallest_policy(const Limiter& limiter) {
+    const std::vector<Policy>& policies = limiter.policies();
+    return *std::min_element(policies.begin(), policies.end(),
+                             [](const Policy& a, const Policy& b) { return a.capacity() < b.capacity(); });
+  }
+
+  // Fills descriptor i's status; true when it is over its limit (after shadow mode; quota mode's is the caller's).
   bool status(size_t i, DescriptorStatus& s) {
     const Plan& p = plans_[i];
     s.set_code(RlsResponse::OK);
@@ -165,7 +198,7 @@ class RateLimiting::Call {
     RateLimit& limit = *s.mutable_current_limit();
     limit.set_name(p.name);
     int64_t reset_s = 0;
-    bool allowed = false;
+    bool allowed = p.hits == 0;  // a limit decided without the store: only a check passes
     int64_t remaining = 0;
     if (const std::optional<Decision>& d = decisions_[i]) {
       allowed = d->allowed || p.hits == 0;
@@ -175,9 +208,15 @@ class RateLimiting::Call {
       limit.set_requests_per_unit(static_cast<uint32_t>(policy.limit));
       limit.set_unit(static_cast<RateLimit::Unit>(p.epoch_window_s > 0 ? p.unit : unit_of(policy.period_us)));
       reset_s = (d->reset_after_us + 999999) / 1000000;
-    } else {  // a limit of 0, or a cost over the limit: over without asking the store
-      allowed = p.hits == 0;
-      limit.set_requests_per_unit(p.requests_per_unit);
+    } else if (p.limiter) {  // a cost over the limiter's capacity: its smallest policy refuses it
+      const Policy& policy = smallest_policy(*p.limiter);
+      limit.set_requests_per_unit(static_cast<uint32_t>(policy.limit));
+      limit.set_unit(static_cast<RateLimit::Unit>(p.epoch_window_s > 0 ? p.unit : unit_of(policy.period_us)));
+      // No wait admits that cost; the policy's whole period (in whole seconds, rounded up) is when it is all
+      // available again, the most a smaller cost may wait.
+      windows_s_[i] = reset_s = (policy.period_us + 999999) / 1000000;
+    } else {  // a limit of 0
+      limit.set_requests_per_unit(0);
       limit.set_unit(static_cast<RateLimit::Unit>(p.unit));
     }
     if (p.epoch_window_s > 0) reset_s = p.epoch_window_s - now_s_ % p.epoch_window_s;
@@ -232,15 +271,20 @@ class RateLimiting::Call {
     return out + '"';
   }
 
-  // envoyproxy/ratelimit's rule: the descriptor with the least remaining (the first of equals), unless one is over
-  // its limit (then the last over it).
+  // envoyproxy/ratelimit's rule: the descriptor with the least remaining (the first of equals), unless one not in
+  // quota mode is over its limit (then the last such one); a quota descriptor over its limit is chosen only as the
+  // least remaining.
   void add_envoy_headers() {
     const DescriptorStatus* chosen = nullptr;
-    for (const DescriptorStatus& s : response_->statuses()) {
+    bool forced = false;  // chosen for being over its limit
+    for (size_t i = 0; i < plans_.size(); ++i) {
+      const DescriptorStatus& s = response_->statuses(static_cast<int>(i));
       if (!s.has_current_limit()) continue;
-      if (s.code() == RlsResponse::OVER_LIMIT || chosen == nullptr ||
-          (chosen->code() != RlsResponse::OVER_LIMIT && s.limit_remaining() < chosen->limit_remaining()))
+      const bool over = s.code() == RlsResponse::OVER_LIMIT && !plans_[i].quota;
+      if (over || chosen == nullptr || (!forced && s.limit_remaining() < chosen->limit_remaining())) {
         chosen = &s;
+        forced = forced || over;
+      }
     }
     if (chosen != nullptr) {
       add_header("RateLimit-Limit", std::to_string(chosen->current_limit().requests_per_unit()));
@@ -284,13 +328,13 @@ std::shared_ptr<Limiter> RateLimiting::override_limiter(uint32_t requests_per_un
     *error = "a limit override's requests_per_unit is at most " + std::to_string(kMaxLimit);
     return nullptr;
   }
+  if (requests_per_unit == 0) return nullptr;  // refuses every hit: no limiter (the core's limits are 1 or more)
   std::lock_guard<std::mutex> lock(overrides_mu_);
   auto it = overrides_.find({requests_per_unit, unit});
   if (it != overrides_.end()) return it->second;
-  if (overrides_.size() >= kMaxOverrides) {
-    *error = "more than " + std::to_string(kMaxOverrides) + " distinct limit overrides";
-    return nullptr;
-  }
+  // Bounded, never refusing: a limiter holds no counts (they are the store's) and calls in flight hold their own
+  // references, so dropping them all only costs their making again.
+  if (overrides_.size() >= kMaxOverrides) overrides_.clear();
   LimiterOptions o;
   o.name = "override";
   auto limiter = std::make_shared<Limiter>(
@@ -319,20 +363,32 @@ void RateLimiting::decide(const RlsRequest& request, RlsResponse* response, RlsD
 }
 
 void RateLimiting::decide_request(const RlsRequest& request, RlsResponse* response, RlsDone done) {
+  std::shared_ptr<Call> call;
+  grpc::Status status;
+  try {
+    status = plan(request, response, call);
+  } catch (const std::exception& e) {  // `done` is still ours: answered, never lost
+    status = grpc::Status(grpc::StatusCode::INTERNAL, std::string("the request could not be decided: ") + e.what());
+  }
+  if (!status.ok() || !call) return done(status);
+  Call::start(call, std::move(done));
+}
+
+grpc::Status RateLimiting::plan(const RlsRequest& request, RlsResponse* response, std::shared_ptr<Call>& call) {
   using grpc::StatusCode;
   if (request.domain().empty())
-    return done(grpc::Status(StatusCode::INVALID_ARGUMENT, "rate limit domain must not be empty"));
+    return grpc::Status(StatusCode::INVALID_ARGUMENT, "rate limit domain must not be empty");
   if (request.descriptors().empty())
-    return done(grpc::Status(StatusCode::INVALID_ARGUMENT, "rate limit descriptor list must not be empty"));
+    return grpc::Status(StatusCode::INVALID_ARGUMENT, "rate limit descriptor list must not be empty");
   if (static_cast<size_t>(request.descriptors_size()) > options_.max_descriptors)
-    return done(grpc::Status(StatusCode::INVALID_ARGUMENT,
-                             "too many descriptors: " + std::to_string(request.descriptors_size()) + ", at most " +
-                                 std::to_string(options_.max_descriptors) + " (--max-descriptors)"));
+    return grpc::Status(StatusCode::INVALID_ARGUMENT,
+                        "too many descriptors: " + std::to_string(request.descriptors_size()) + ", at most " +
+                            std::to_string(options_.max_descriptors) + " (--max-descriptors)");
   for (const auto& d : request.descriptors())
     if (static_cast<size_t>(d.entries_size()) > options_.max_entries)
-      return done(grpc::Status(StatusCode::INVALID_ARGUMENT,
-                               "too many entries in a descriptor: " + std::to_string(d.entries_size()) +
-                                   ", at most " + std::to_string(options_.max_entries) + " (--max-entries)"));
+      return grpc::Status(StatusCode::INVALID_ARGUMENT,
+                          "too many entries in a descriptor: " + std::to_string(d.entries_size()) + ", at most " +
+                              std::to_string(options_.max_entries) + " (--max-entries)");
 
   const std::shared_ptr<const Config> config = this->config();
   const auto domain = config->domains.find(request.domain());
@@ -340,12 +396,12 @@ void RateLimiting::decide_request(const RlsRequest& request, RlsResponse* respon
   if (domain == config->domains.end()) {  // no limit for an unknown domain: every descriptor OK
     for (size_t i = 0; i < n; ++i) response->add_statuses()->set_code(RlsResponse::OK);
     response->set_overall_code(RlsResponse::OK);
-    return done(grpc::Status::OK);
+    return grpc::Status::OK;
   }
   const Domain& dom = domain->second;
   const int64_t now_s = wall_now_s(options_);
-  auto call = std::make_shared<Call>(response, std::move(done), dom.on_store_error, now_s, options_.limit_headers, n);
-  std::vector<Plan>& plans = call->plans();
+  auto planned = std::make_shared<Call>(response, dom.on_store_error, now_s, options_.limit_headers, n);
+  std::vector<Plan>& plans = planned->plans();
   const int64_t default_hits = std::max<int64_t>(1, request.hits_addend());
   Entries entries;
   std::vector<std::string> replaced;
@@ -357,7 +413,7 @@ void RateLimiting::decide_request(const RlsRequest& request, RlsResponse* respon
     if (d.has_limit()) {  // the caller's own limit: no matching, never shadow, never replaced
       std::string error;
       p.limiter = override_limiter(d.limit().requests_per_unit(), d.limit().unit(), &error);
-      if (!p.limiter) return call->fail(grpc::Status(StatusCode::INVALID_ARGUMENT, error));
+      if (!error.empty()) return grpc::Status(StatusCode::INVALID_ARGUMENT, error);
       p.limited = true;
       p.unit = static_cast<Unit>(d.limit().unit());
       p.requests_per_unit = d.limit().requests_per_unit();
@@ -371,29 +427,31 @@ void RateLimiting::decide_request(const RlsRequest& request, RlsResponse* respon
       p.rule = &r;
       p.shadow = node->shadow_mode;
       p.unlimited = r.unlimited;
+      // As the peer: an unlimited rule's `replaces` count too (it is never replaced itself, below).
+      replaced.insert(replaced.end(), r.replaces.begin(), r.replaces.end());
       if (r.unlimited) continue;
+      p.quota = node->quota_mode;
       p.limited = true;
       p.limiter = r.limiter;
       p.name = r.name;
       p.unit = r.unit;
       p.requests_per_unit = static_cast<uint32_t>(r.requests_per_unit);
       if (r.epoch_window) p.epoch_window_s = unit_seconds(r.unit);
-      replaced.insert(replaced.end(), r.replaces.begin(), r.replaces.end());
-      if (!r.key_template.empty()) {
-        p.key = shared_key(r.key_template, entries);
-        if (p.limiter && p.hits > p.limiter->max_cost()) p.limiter = nullptr;
-        continue;
-      }
+    }
+    p.refused = !p.limiter || p.hits > p.limiter->max_cost();  // over without asking the store
+    if (p.rule != nullptr && !p.rule->key_template.empty()) {
+      p.key = shared_key(p.rule->key_template, entries);
+      continue;
     }
     p.key = descriptor_key(request.domain(), d);
     if (p.epoch_window_s > 0) p.key += ":" + std::to_string(now_s - now_s % p.epoch_window_s);
-    if (p.limiter && p.hits > p.limiter->max_cost()) p.limiter = nullptr;  // over without asking the store
   }
-  for (Plan& p : plans)  // a rule another matched rule replaces answers as no limit
-    if (p.rule != nullptr && !p.rule->name.empty() &&
+  for (Plan& p : plans)  // a limit another matched rule replaces answers as no limit; an unlimited one stays
+    if (p.rule != nullptr && !p.unlimited && !p.rule->name.empty() &&
         std::find(replaced.begin(), replaced.end(), p.rule->name) != replaced.end())
       p = Plan();
-  Call::start(call);
+  call = std::move(planned);
+  return grpc::Status::OK;
 }
 
 namespace {

@@ -44,11 +44,14 @@ class RateLimiting {
 
  private:
   class Call;
-  // The limiter of a descriptor's own limit (its `limit` override), made once per distinct limit.
+  // The limiter of a descriptor's own limit (its `limit` override), made once per distinct limit (at most
+  // kMaxOverrides kept). Null with `error` set for a bad limit; null without one for a limit of 0.
   std::shared_ptr<Limiter> override_limiter(uint32_t requests_per_unit, int unit, std::string* error);
 
-  // decide() without the request's figures.
+  // decide() without the request's figures: `done` is called once, whatever throws.
   void decide_request(const RlsRequest& request, RlsResponse* response, RlsDone done);
+  // The call's plan, ready to start; or a status to answer at once (OK with no call: answered in `response`).
+  grpc::Status plan(const RlsRequest& request, RlsResponse* response, std::shared_ptr<Call>& call);
 
   std::shared_ptr<const Config> config_;
   std::shared_ptr<Store> store_;

@@ -88,5 +88,49 @@ TEST(Config, ErrorsNameTheFileAndLine) {
             "f.yaml:5: burst needs a single rate limit; got 2");
 }
 
+// What the peer's YAML 1.1 parser (gopkg.in/yaml.v2) reads and yaml-cpp (YAML 1.2) does not.
+TEST(Config, Yaml11BooleansIntegersAndMergeKeys) {
+  auto store = std::make_shared<MemoryStore>();
+  auto first = [&store](const std::string& descriptor) {
+    return load_domain("domain: d\ndescriptors:\n  - key: k\n" + descriptor, "f.yaml", store).descriptors.at(0);
+  };
+  for (const char* yes : {"yes", "Yes", "YES", "on", "On", "ON", "y", "Y", "true"})
+    EXPECT_TRUE(first(std::string("    shadow_mode: ") + yes + "\n").shadow_mode) << yes;
+  for (const char* no : {"no", "No", "NO", "off", "Off", "OFF", "n", "N", "false"})
+    EXPECT_FALSE(first(std::string("    shadow_mode: ") + no + "\n").shadow_mode) << no;
+  const std::pair<const char*, int64_t> integers[] = {{"0x10", 16}, {"1_000", 1000}, {"+5", 5},     {"0b101", 5},
+                                                      {"0o17", 15}, {"017", 15},     {"0", 0},      {"7", 7}};
+  const auto per_minute = [&first](const std::string& n) {
+    return first("    rate_limit: {unit: minute, requests_per_unit: " + n + "}\n");
+  };
+  for (const auto& [text, value] : integers) EXPECT_EQ(per_minute(text).rule->requests_per_unit, value) << text;
+  for (const char* bad : {"-5", "08", "0x", "1.5", "0xg", "1e3", "2_000_000_000"})
+    EXPECT_THROW(per_minute(bad), InvalidArgument) << bad;
+  EXPECT_THROW(first("    shadow_mode: maybe\n"), InvalidArgument);
+
+  // Merge keys: a map, or a list of maps (the first's keys win); the map's own keys win over all.
+  const Domain merged = load_domain(R"(domain: d
+descriptors:
+  - key: a
+    rate_limit: &minute {unit: minute, requests_per_unit: 5}
+  - key: b
+    rate_limit:
+      <<: *minute
+      requests_per_unit: 7
+  - key: c
+    <<: {shadow_mode: yes}
+    rate_limit:
+      <<: [{unit: hour}, *minute]
+)",
+                                    "f.yaml", store);
+  EXPECT_EQ(merged.descriptors.at(1).rule->unit, Unit::minute);
+  EXPECT_EQ(merged.descriptors.at(1).rule->requests_per_unit, 7);
+  EXPECT_TRUE(merged.descriptors.at(2).shadow_mode);
+  EXPECT_EQ(merged.descriptors.at(2).rule->unit, Unit::hour);
+  EXPECT_EQ(merged.descriptors.at(2).rule->requests_per_unit, 5);
+  EXPECT_EQ(merged.descriptors.at(0).rule->requests_per_unit, 5);  // the anchor itself is unchanged
+  EXPECT_THROW(first("    <<: [1]\n"), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace ratewarden::server
