@@ -143,9 +143,16 @@ function waitForSlot(reserving, signal, limiter, key, cost) {
 async function acquire(limiter, key, options, caller) {
   const { cost, timeoutMs, signal } = acquireOptions(options, caller);
   signal?.throwIfAborted(); // before anything is charged; from here on, the signal is watched
+  // A refusal with a timeout given is the timeout's, or the store's (onStoreError 'deny'): the limiter's fallbacks,
+  // which count the decisions made because the store failed, tell which. (They count under the limiter's name: a
+  // fallback of another call of that name meanwhile would blame the store for a real timeout, in the message only.)
+  const fallbacks = timeoutMs === undefined ? 0 : limiter.stats().fallbacks;
   const reserving = limiter.reserve(key, timeoutMs === undefined ? { cost } : { cost, maxWaitMs: timeoutMs });
   const decision = await waitForSlot(reserving, signal, limiter, key, cost);
-  if (!decision.allowed) throw new RateLimitTimeoutError(key, decision, timeoutMs);
+  if (!decision.allowed) {
+    const storeFailed = timeoutMs !== undefined && limiter.stats().fallbacks > fallbacks;
+    throw new RateLimitTimeoutError(key, decision, storeFailed ? undefined : timeoutMs);
+  }
   return decision;
 }
 

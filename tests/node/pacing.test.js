@@ -278,9 +278,19 @@ test('a dead store follows onStoreError', async () => {
     assert.equal((await opening.acquire('k')).waitUs, 0); // fail open: go now
     await assert.rejects(closing.acquire('k'), (e) => e instanceof RateLimitTimeoutError && e.timeoutMs === undefined &&
       /onStoreError is "deny"/.test(e.message)); // fail closed: a refusal, though no timeout was given
+    // A timeout given, the refusal is still the store's, not the timeout's.
+    await assert.rejects(closing.acquire('k', { timeoutMs: 5000 }), (e) => e instanceof RateLimitTimeoutError &&
+      e.timeoutMs === undefined && /onStoreError is "deny"/.test(e.message));
   } finally {
     await own.close();
   }
+});
+
+test('a wait longer than timeoutMs is the timeout\'s, on a limiter with onStoreError deny', async () => {
+  const busy = new Limiter({ policy: '5/second', algorithm: 'gcra', burst: 1, onStoreError: 'deny' });
+  await busy.acquire('k');
+  await assert.rejects(busy.acquire('k', { timeoutMs: 50 }), (e) => e instanceof RateLimitTimeoutError &&
+    e.timeoutMs === 50 && /more than the timeout of 50 ms/.test(e.message));
 });
 
 test('an abort while the store answers rejects at once; the slot goes back when the answer comes', async () => {
