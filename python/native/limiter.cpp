@@ -197,9 +197,12 @@ void bind_limiter(py::module_& m) {
                              [](const Limiter& l) { return on_store_error_name(l.options().on_store_error); })
       .def(
           "storage_key",
-          [](const Limiter& l, py::handle key, size_t index) {
-            if (index >= l.policies().size()) throw py::index_error("policy index out of range");
-            return py::bytes(l.storage_key(key_view(key), index));
+          [](const Limiter& l, py::handle key, int64_t index) {
+            const auto n = static_cast<int64_t>(l.policies().size());
+            if (index < 0 || index >= n)
+              throw py::index_error("policy index out of range: " + std::to_string(index) + ", not 0 to " +
+                                    std::to_string(n - 1));
+            return py::bytes(l.storage_key(key_view(key), static_cast<size_t>(index)));
           },
           py::arg("key"), py::arg("index") = 0);
 }

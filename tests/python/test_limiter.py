@@ -94,6 +94,15 @@ def test_str_and_bytes_keys_are_the_same_bytes(store_url: str) -> None:
     assert limiter.storage_key("é") == b"keys:{\xc3\xa9}:v3:fixed_window:3:60000"
 
 
+def test_wrong_arguments_are_named_in_one_line() -> None:
+    # Not pybind11's list of overloads: what was wrong, and what was given.
+    with pytest.raises(TypeError, match=r"^store must be a store URL \(a str\) or a ratewarden.Store, got 5$"):
+        ratewarden.Limiter("5/minute", 5)  # type: ignore[arg-type]
+    for index in (-1, 1):
+        with pytest.raises(IndexError, match=rf"^policy index out of range: {index}, not 0 to 0$"):
+            ratewarden.Limiter("5/minute").storage_key("k", index)
+
+
 def test_adversarial_keys_keep_their_own_storage_keys_and_limits(store_url: str) -> None:
     # docs/key-format.md: braces, colons, spaces, NUL, backslashes, invalid UTF-8, 4,096 bytes; a key holding '}' is
     # written escaped under v3e, so its cluster hash tag is the whole key (tests/core/key_format_test.cpp: all stores).

@@ -51,6 +51,8 @@ class Limiter(Pacing, _native.Limiter):
     ) -> None:
         if isinstance(store, str):
             store = open_store(store)
+        elif not isinstance(store, Store):  # one line, where the native constructor lists its overloads
+            raise TypeError(f"store must be a store URL (a str) or a ratewarden.Store, got {store!r}")
         self._store = store  # keeps open_store's entry alive while a limiter uses it
         super().__init__(
             policy,
