@@ -82,8 +82,7 @@ struct Plan {
   bool limited = false;  // a limit applies (the status gets current_limit)
   bool refused = false;  // over without a store call: a limit of 0, or a cost over the limiter's capacity
   std::string name;
-  Unit unit = Unit::unknown;           // the peer's form
-  uint32_t requests_per_unit = 0;      // the peer's form
+  Unit unit = Unit::unknown;           // the peer's form (a limit of 0 answers it with requests_per_unit 0)
   int64_t epoch_window_s = 0;          // > 0: a fixed window aligned to the epoch, this long
   std::string key;
   int64_t hits = 1;
@@ -416,7 +415,6 @@ grpc::Status RateLimiting::plan(const RlsRequest& request, RlsResponse* response
       if (!error.empty()) return grpc::Status(StatusCode::INVALID_ARGUMENT, error);
       p.limited = true;
       p.unit = static_cast<Unit>(d.limit().unit());
-      p.requests_per_unit = d.limit().requests_per_unit();
       p.epoch_window_s = unit_seconds(p.unit);
     } else {
       entries.clear();
@@ -435,7 +433,6 @@ grpc::Status RateLimiting::plan(const RlsRequest& request, RlsResponse* response
       p.limiter = r.limiter;
       p.name = r.name;
       p.unit = r.unit;
-      p.requests_per_unit = static_cast<uint32_t>(r.requests_per_unit);
       if (r.epoch_window) p.epoch_window_s = unit_seconds(r.unit);
     }
     p.refused = !p.limiter || p.hits > p.limiter->max_cost();  // over without asking the store
